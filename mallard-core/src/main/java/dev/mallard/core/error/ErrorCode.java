@@ -1,0 +1,90 @@
+package dev.mallard.core.error;
+
+import java.util.Arrays;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+
+/**
+ * The one registry of user-visible failures. Every {@link MallardException} carries one of these;
+ * {@code docs/errors.md} lists them and a test keeps the two in step.
+ *
+ * <p>A code is {@code <class>.<domain>.<what>}: class {@code user} is a fault the user must fix,
+ * {@code system} one in the environment (a service, the disk). The exit code is what the CLI returns.
+ */
+public enum ErrorCode {
+    USER_CONFIG_INVALID("user.config.invalid", ExitCode.USER_FAULT,
+            "The configuration does not match its schema: a missing, misspelt or mistyped key."),
+    USER_CONFIG_UNKNOWN_KEY("user.config.unknown_key", ExitCode.USER_FAULT,
+            "The configuration has a key the schema does not know."),
+    USER_CONFIG_TEMPLATE_UNDEFINED("user.config.template_undefined", ExitCode.USER_FAULT,
+            "The template reads a variable that is not set while a similar name is set and never read."),
+    USER_CONFIG_TEMPLATE_INVALID("user.config.template_invalid", ExitCode.USER_FAULT,
+            "The configuration is not a valid Jinja template or the YAML it renders to does not parse."),
+    USER_CONFIG_NOT_FOUND("user.config.not_found", ExitCode.USER_FAULT,
+            "A file named on the command line or in the configuration does not exist or cannot be read."),
+    USER_CONFIG_UNSUPPORTED("user.config.unsupported", ExitCode.USER_FAULT,
+            "The configuration asks for something Mallard does not do, such as Python `udfs`."),
+    USER_SQL_INVALID("user.sql.invalid", ExitCode.USER_FAULT,
+            "A SQL statement in the configuration or a query does not parse or bind."),
+    USER_HANDLER_PARSE_FAILED("user.handler.parse_failed", ExitCode.USER_FAULT,
+            "A message is not JSON, or a value does not fit the handler's table or inferred schema."),
+    USER_HANDLER_SQL_FAILED("user.handler.sql_failed", ExitCode.USER_FAULT,
+            "The handler's SQL failed while running over a batch."),
+    USER_ARGUMENT_INVALID("user.cli.argument_invalid", ExitCode.USER_FAULT,
+            "A command-line argument is missing or malformed."),
+    SYSTEM_SINK_UNREACHABLE("system.sink.unreachable", ExitCode.SINK_UNREACHABLE,
+            "The sink's service could not be reached within the retry ladder."),
+    SYSTEM_SINK_WRITE_FAILED("system.sink.write_failed", ExitCode.SYSTEM_FAULT,
+            "The sink refused or failed to write a batch."),
+    SYSTEM_IO_FAILED("system.io.failed", ExitCode.SYSTEM_FAULT,
+            "A file or directory Mallard needs could not be read or written."),
+    SYSTEM_ENGINE_FAILED("system.engine.failed", ExitCode.SYSTEM_FAULT,
+            "DuckDB failed for a reason that is not the user's SQL."),
+    SYSTEM_INTERNAL("system.internal", ExitCode.SYSTEM_FAULT,
+            "A defect in Mallard: please report it with the log.");
+
+    private static final Map<String, ErrorCode> BY_CODE = Arrays.stream(values())
+            .collect(Collectors.toUnmodifiableMap(ErrorCode::code, Function.identity()));
+
+    private final String code;
+    private final ExitCode exitCode;
+    private final String description;
+
+    ErrorCode(String code, ExitCode exitCode, String description) {
+        this.code = code;
+        this.exitCode = exitCode;
+        this.description = description;
+    }
+
+    public String code() {
+        return code;
+    }
+
+    public ExitCode exitCode() {
+        return exitCode;
+    }
+
+    public String description() {
+        return description;
+    }
+
+    /** {@code user} or {@code system}. */
+    public String errorClass() {
+        return code.substring(0, code.indexOf('.'));
+    }
+
+    /** The middle part of the code: {@code config}, {@code sql}, {@code sink}, ... */
+    public String domain() {
+        int first = code.indexOf('.');
+        return code.substring(first + 1, code.indexOf('.', first + 1));
+    }
+
+    public static ErrorCode fromCode(String code) {
+        ErrorCode found = BY_CODE.get(code);
+        if (found == null) {
+            throw new IllegalArgumentException("no error code " + code);
+        }
+        return found;
+    }
+}
