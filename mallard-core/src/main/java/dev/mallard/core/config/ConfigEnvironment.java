@@ -1,0 +1,65 @@
+package dev.mallard.core.config;
+
+import static java.util.Objects.requireNonNull;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * What a configuration template can read: every {@code MALLARD_*} and {@code SQLFLOW_*} environment
+ * variable under its own name, plus {@code STATIC_ROOT} and {@code SQL_RESULTS_CACHE_DIR}.
+ */
+public record ConfigEnvironment(Map<String, String> variables) {
+    public static final String DEFAULT_STATIC_ROOT = "/tmp/mallard/static";
+    public static final String DEFAULT_RESULTS_CACHE_DIR = "/tmp/mallard/resultscache";
+
+    public ConfigEnvironment {
+        variables = Map.copyOf(requireNonNull(variables, "variables is null"));
+    }
+
+    public static ConfigEnvironment fromSystem() {
+        return from(System.getenv());
+    }
+
+    /** Picks the template variables out of a process environment. */
+    public static ConfigEnvironment from(Map<String, String> env) {
+        Map<String, String> vars = new TreeMap<>();
+        env.forEach((name, value) -> {
+            if (isSupplied(name)) {
+                vars.put(name, value);
+            }
+        });
+        vars.put("STATIC_ROOT", first(env, DEFAULT_STATIC_ROOT, "MALLARD_STATIC_ROOT", "SQLFLOW_STATIC_ROOT"));
+        vars.put("SQL_RESULTS_CACHE_DIR", first(env, DEFAULT_RESULTS_CACHE_DIR,
+                "MALLARD_SQL_RESULTS_CACHE_DIR", "SQLFLOW_SQL_RESULTS_CACHE_DIR"));
+        return new ConfigEnvironment(vars);
+    }
+
+    /** Names a user sets in the environment (and so may misspell). */
+    static boolean isSupplied(String name) {
+        return name.startsWith("MALLARD_") || name.startsWith("SQLFLOW_");
+    }
+
+    public String staticRoot() {
+        return variables.get("STATIC_ROOT");
+    }
+
+    public String resultsCacheDir() {
+        return variables.getOrDefault("SQL_RESULTS_CACHE_DIR", DEFAULT_RESULTS_CACHE_DIR);
+    }
+
+    public Map<String, Object> asTemplateContext() {
+        return new LinkedHashMap<>(variables);
+    }
+
+    private static String first(Map<String, String> env, String fallback, String... names) {
+        for (String name : names) {
+            String value = env.get(name);
+            if (value != null && !value.isBlank()) {
+                return value;
+            }
+        }
+        return fallback;
+    }
+}
