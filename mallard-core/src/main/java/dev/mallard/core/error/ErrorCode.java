@@ -31,7 +31,9 @@ public enum ErrorCode {
             "A message is not JSON, or a value does not fit the handler's table or inferred schema."),
     USER_HANDLER_SQL_FAILED("user.handler.sql_failed", ExitCode.USER_FAULT,
             "The handler's SQL failed while running over a batch."),
-    USER_ARGUMENT_INVALID("user.cli.argument_invalid", ExitCode.USER_FAULT,
+    USER_STATE_LOCKED("user.state.locked", ExitCode.USER_FAULT,
+            "The state database file is held by another process."),
+    USER_ARGUMENT_INVALID("user.cli.argument_invalid", ExitCode.USAGE,
             "A command-line argument is missing or malformed."),
     SYSTEM_SINK_UNREACHABLE("system.sink.unreachable", ExitCode.SINK_UNREACHABLE,
             "The sink's service could not be reached within the retry ladder."),
@@ -41,7 +43,7 @@ public enum ErrorCode {
             "A file or directory Mallard needs could not be read or written."),
     SYSTEM_ENGINE_FAILED("system.engine.failed", ExitCode.SYSTEM_FAULT,
             "DuckDB failed for a reason that is not the user's SQL."),
-    SYSTEM_INTERNAL("system.internal", ExitCode.SYSTEM_FAULT,
+    SYSTEM_INTERNAL("system.internal.defect", ExitCode.SYSTEM_FAULT,
             "A defect in Mallard: please report it with the log.");
 
     private static final Map<String, ErrorCode> BY_CODE = Arrays.stream(values())

@@ -4,7 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 /**
  * One raw message from a source with its position. For a file fixture the topic is the file name,
- * the partition 0 and the offset the zero-based line number.
+ * the partition {@link #FILE_PARTITION} and the offset the zero-based line number.
  *
  * @param key the record key, or null
  * @param value the payload: one JSON document (the handler decides how to read it)
@@ -15,12 +15,28 @@ public record Message(String topic, int partition, long offset, byte[] key, byte
         requireNonNull(value, "value is null");
     }
 
-    public static Message ofLine(String source, long lineIndex, byte[] value) {
-        return new Message(source, 0, lineIndex, null, value);
+    /** Partition of messages read from a file, whose offset is the zero-based line index. */
+    public static final int FILE_PARTITION = -1;
+
+    public static Message ofLine(String file, long lineIndex, byte[] value) {
+        return new Message(file, FILE_PARTITION, lineIndex, null, value);
     }
 
-    /** Where the message came from, as a user reads it in an error: {@code topic[partition]@offset}. */
+    /**
+     * Where the message came from, as a user reads it in an error: {@code topic[partition]@offset}, or
+     * {@code file line N} for a fixture line.
+     */
     public String position() {
-        return topic + "[" + partition + "]@" + offset;
+        return partition == FILE_PARTITION ? topic + " line " + (offset + 1) : topic + "[" + partition + "]@" + offset;
+    }
+
+    /** True for a message with nothing but white space, which handlers skip. */
+    public boolean isBlank() {
+        for (byte b : value) {
+            if (b != ' ' && b != '\t' && b != '\r' && b != '\n') {
+                return false;
+            }
+        }
+        return true;
     }
 }

@@ -1,0 +1,52 @@
+package dev.mallard.cli;
+
+import dev.mallard.core.config.ConfigEnvironment;
+import dev.mallard.core.config.ConfigExample;
+import dev.mallard.flow.config.PipelineConfigReader;
+import dev.mallard.flow.validate.PipelineValidator;
+import dev.mallard.flow.validate.ValidationReport;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Parameters;
+
+@Command(name = "config", description = "Work with pipeline configuration files.",
+        subcommands = {ConfigCommand.Validate.class, ConfigCommand.Example.class})
+final class ConfigCommand implements Runnable {
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public void run() {
+        spec.commandLine().usage(spec.commandLine().getOut());
+    }
+
+    @Command(name = "validate", description = "The same checks as `mallard validate`; prints `<config>: valid` when sound.")
+    static final class Validate implements Callable<Integer> {
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Parameters(index = "0", paramLabel = "<config>")
+        Path config;
+
+        @Override
+        public Integer call() {
+            ValidationReport report = new PipelineValidator(ConfigEnvironment.fromSystem()).validate(config);
+            (report.sound() ? spec.commandLine().getOut() : spec.commandLine().getErr()).print(report.toText());
+            return report.exitCode().code();
+        }
+    }
+
+    @Command(name = "example", description = "Print a commented YAML skeleton of every pipeline key, generated from the schema.")
+    static final class Example implements Callable<Integer> {
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Override
+        public Integer call() {
+            spec.commandLine().getOut().print(new ConfigExample(PipelineConfigReader.schema()).render());
+            return 0;
+        }
+    }
+}

@@ -1,0 +1,67 @@
+package dev.mallard.cli;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import dev.mallard.core.error.ErrorCode;
+import dev.mallard.core.error.ExitCode;
+import dev.mallard.core.error.MallardException;
+import dev.mallard.core.error.Redactor;
+import java.io.PrintWriter;
+import java.util.Locale;
+import java.util.Map;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine;
+
+/** The {@code mallard} command: parses the command line, runs the command, maps failures to exit codes. */
+public final class Main {
+    private Main() {}
+
+    public static void main(String[] args) {
+        configureLogging(System.getenv());
+        System.exit(run(args));
+    }
+
+    /** Runs a command line and returns the exit code; the entry point for tests. */
+    public static int run(String... args) {
+        CommandLine commandLine = new CommandLine(new MallardCommand());
+        commandLine.setExecutionExceptionHandler(Main::handleFailure);
+        commandLine.setParameterExceptionHandler((e, ignored) -> {
+            PrintWriter err = e.getCommandLine().getErr();
+            err.println("error: " + ErrorCode.USER_ARGUMENT_INVALID.code() + ": " + e.getMessage());
+            e.getCommandLine().usage(err);
+            return ExitCode.USAGE.code();
+        });
+        return commandLine.execute(args);
+    }
+
+    private static int handleFailure(Exception e, CommandLine commandLine, CommandLine.ParseResult parseResult) {
+        PrintWriter err = commandLine.getErr();
+        if (e instanceof MallardException mallard) {
+            err.println("error: " + mallard.describe());
+            err.flush();
+            return mallard.errorCode().exitCode().code();
+        }
+        err.println("error: " + ErrorCode.SYSTEM_INTERNAL.code() + ": " + Redactor.redact(String.valueOf(e))
+                + " (a defect in Mallard: please report it with this output)");
+        if (LoggerFactory.getLogger(Main.class).isDebugEnabled()) {
+            e.printStackTrace(err);
+        }
+        err.flush();
+        return ExitCode.SYSTEM_FAULT.code();
+    }
+
+    /** Level from MALLARD_LOG_LEVEL or SQLFLOW_LOG_LEVEL: DEBUG, INFO, WARN or WARNING, ERROR. */
+    static void configureLogging(Map<String, String> env) {
+        String requested = env.getOrDefault("MALLARD_LOG_LEVEL", env.getOrDefault("SQLFLOW_LOG_LEVEL", "INFO"))
+                .trim().toUpperCase(Locale.ROOT);
+        Level level = switch (requested) {
+            case "DEBUG" -> Level.DEBUG;
+            case "WARN", "WARNING" -> Level.WARN;
+            case "ERROR" -> Level.ERROR;
+            default -> Level.INFO;
+        };
+        if (LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME) instanceof Logger root) {
+            root.setLevel(level);
+        }
+    }
+}

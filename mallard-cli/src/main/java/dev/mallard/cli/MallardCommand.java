@@ -1,0 +1,23 @@
+package dev.mallard.cli;
+
+import picocli.CommandLine.Command;
+
+@Command(name = "mallard",
+        mixinStandardHelpOptions = true,
+        versionProvider = VersionCommand.Provider.class,
+        description = "Stream pipelines, a DuckDB server and incremental views on embedded DuckDB.",
+        subcommands = {
+            DevCommand.class,
+            ValidateCommand.class,
+            ConfigCommand.class,
+            VersionCommand.class
+        })
+final class MallardCommand implements Runnable {
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public void run() {
+        spec.commandLine().usage(spec.commandLine().getOut());
+    }
+}

@@ -1,0 +1,87 @@
+package dev.mallard.core.engine;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.mallard.core.error.ErrorCode;
+import dev.mallard.core.error.MallardException;
+import java.nio.file.Path;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.util.Optional;
+import java.util.Properties;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.duckdb.DuckDBConnection;
+
+/**
+ * One embedded DuckDB database and the Arrow allocator that reads results out of it. A process opens one
+ * per pipeline (or server); threads that need the database take their own {@link #newSession()}.
+ */
+public final class Engine implements AutoCloseable {
+    private final Optional<Path> file;
+    private final DuckDBConnection connection;
+    private final BufferAllocator allocator;
+
+    private Engine(Optional<Path> file, DuckDBConnection connection, BufferAllocator allocator) {
+        this.file = file;
+        this.connection = connection;
+        this.allocator = allocator;
+    }
+
+    public static Engine inMemory() {
+        return open(Optional.empty());
+    }
+
+    public static Engine onFile(Path file) {
+        return open(Optional.of(requireNonNull(file, "file is null")));
+    }
+
+    private static Engine open(Optional<Path> file) {
+        String url = file.map(path -> "jdbc:duckdb:" + path.toAbsolutePath()).orElse("jdbc:duckdb:");
+        try {
+            Properties properties = new Properties();
+            DuckDBConnection connection = (DuckDBConnection) DriverManager.getConnection(url, properties);
+            return new Engine(file, connection, new RootAllocator());
+        } catch (SQLException e) {
+            String where = file.map(Path::toString).orElse("an in-memory database");
+            if (e.getMessage() != null && e.getMessage().contains("Could not set lock")) {
+                throw new MallardException(ErrorCode.USER_STATE_LOCKED, "the database " + where
+                        + " is in use by another process; stop it or give this one its own state path", e);
+            }
+            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot open DuckDB on " + where + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** The connection of the thread that opened the engine (a pipeline's own thread). */
+    public DuckDBConnection connection() {
+        return connection;
+    }
+
+    /** A new connection to the same database, for another thread. */
+    public DuckDBConnection newSession() {
+        try {
+            return connection.duplicate();
+        } catch (SQLException e) {
+            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot open a DuckDB session: " + e.getMessage(), e);
+        }
+    }
+
+    public BufferAllocator allocator() {
+        return allocator;
+    }
+
+    public Optional<Path> file() {
+        return file;
+    }
+
+    @Override
+    public void close() {
+        try {
+            connection.close();
+        } catch (SQLException e) {
+            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "closing DuckDB failed: " + e.getMessage(), e);
+        } finally {
+            allocator.close();
+        }
+    }
+}

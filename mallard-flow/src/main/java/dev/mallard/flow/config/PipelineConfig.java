@@ -1,0 +1,100 @@
+package dev.mallard.flow.config;
+
+import static java.util.Objects.requireNonNull;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * A pipeline configuration in SQLFlow's format, after its template rendered and its schema checked.
+ * Blocks whose runtime has not been built yet stay as JSON trees ({@link SourceConfig#settings()}).
+ */
+public record PipelineConfig(List<Command> commands, List<TableSql> tables, Pipeline pipeline) {
+    public PipelineConfig {
+        commands = List.copyOf(commands);
+        tables = List.copyOf(tables);
+        requireNonNull(pipeline, "pipeline is null");
+    }
+
+    /** SQL run once before the pipeline. {@code path} locates it in the file, for errors. */
+    public record Command(String name, String sql, String path) {}
+
+    public record TableSql(String name, String sql, String path) {}
+
+    public record Pipeline(
+            String name,
+            int batchSize,
+            int flushIntervalSeconds,
+            int drainDeadlineSeconds,
+            Optional<String> statePath,
+            OnError onError,
+            SourceConfig source,
+            HandlerConfig handler,
+            SinkConfig sink) {
+        public Pipeline {
+            requireNonNull(name, "name is null");
+            requireNonNull(statePath, "statePath is null");
+            requireNonNull(onError, "onError is null");
+            requireNonNull(source, "source is null");
+            requireNonNull(handler, "handler is null");
+            requireNonNull(sink, "sink is null");
+        }
+    }
+
+    public enum ErrorPolicy {
+        RAISE, IGNORE, DLQ;
+
+        static ErrorPolicy parse(String text) {
+            return valueOf(text.toUpperCase(Locale.ROOT));
+        }
+    }
+
+    public record OnError(ErrorPolicy policy, Optional<SinkConfig> dlq) {}
+
+    /** @param settings the block named by the type, e.g. {@code kafka: {...}} */
+    public record SourceConfig(String type, JsonNode settings) {}
+
+    public enum HandlerType {
+        INFERRED_MEM_BATCH("handlers.InferredMemBatch"),
+        INFERRED_DISK_BATCH("handlers.InferredDiskBatch"),
+        STRUCTURED_BATCH("handlers.StructuredBatch");
+
+        private final String configName;
+
+        HandlerType(String configName) {
+            this.configName = configName;
+        }
+
+        public String configName() {
+            return configName;
+        }
+
+        static HandlerType parse(String name) {
+            for (HandlerType type : values()) {
+                if (type.configName.equals(name)) {
+                    return type;
+                }
+            }
+            throw new IllegalArgumentException("unknown handler type " + name);
+        }
+    }
+
+    public record HandlerConfig(HandlerType type, String sql, Optional<String> table, Optional<String> resultsCacheDir) {}
+
+    public record Substitution(String var, String type) {}
+
+    /** @param settings the block named by the type, e.g. {@code sqlcommand: {...}}; empty object when absent */
+    public record SinkConfig(String type, JsonNode settings, JsonNode retry) {
+        public String sql() {
+            return settings.path("sql").asText();
+        }
+
+        public List<Substitution> substitutions() {
+            return settings.path("substitutions").valueStream()
+                    .map(node -> new Substitution(node.path("var").asText(), node.path("type").asText()))
+                    .toList();
+        }
+    }
+}

@@ -1,0 +1,163 @@
+package dev.mallard.flow.config;
+
+import static java.util.Objects.requireNonNull;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import dev.mallard.core.config.ConfigEnvironment;
+import dev.mallard.core.config.ConfigInvalidException;
+import dev.mallard.core.config.ConfigLoader;
+import dev.mallard.core.config.ConfigProblem;
+import dev.mallard.core.config.ConfigSchema;
+import dev.mallard.core.config.LocatedYaml;
+import dev.mallard.core.error.ErrorCode;
+import dev.mallard.flow.config.PipelineConfig.Command;
+import dev.mallard.flow.config.PipelineConfig.HandlerConfig;
+import dev.mallard.flow.config.PipelineConfig.OnError;
+import dev.mallard.flow.config.PipelineConfig.Pipeline;
+import dev.mallard.flow.config.PipelineConfig.SinkConfig;
+import dev.mallard.flow.config.PipelineConfig.SourceConfig;
+import dev.mallard.flow.config.PipelineConfig.TableSql;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Reads a pipeline configuration: template, YAML, schema, then the rules a schema cannot say (refused
+ * blocks, combinations that need each other). Reports every fault at once.
+ */
+public final class PipelineConfigReader {
+    private final ConfigLoader loader;
+
+    public PipelineConfigReader(ConfigEnvironment environment) {
+        this.loader = new ConfigLoader(schema(), requireNonNull(environment, "environment is null"));
+    }
+
+    public static ConfigSchema schema() {
+        return ConfigSchema.fromResource(PipelineConfigReader.class, "pipeline.schema.json");
+    }
+
+    /** The file read and checked; {@code config} is present only when there were no errors. */
+    public record Result(ConfigLoader.Loaded loaded, List<ConfigProblem> errors, List<ConfigProblem> warnings,
+            Optional<PipelineConfig> config) {
+        public PipelineConfig orThrow() {
+            if (!errors.isEmpty()) {
+                throw new ConfigInvalidException(errors);
+            }
+            return config.orElseThrow();
+        }
+    }
+
+    public Result read(Path path) {
+        return check(loader.load(path));
+    }
+
+    public Result read(String file, String text) {
+        return check(loader.load(file, text));
+    }
+
+    private Result check(ConfigLoader.Loaded loaded) {
+        List<ConfigProblem> errors = new ArrayList<>(loaded.errors());
+        List<ConfigProblem> warnings = new ArrayList<>(loaded.warnings());
+        if (loaded.yaml() == null) {
+            return new Result(loaded, errors, warnings, Optional.empty());
+        }
+        LocatedYaml yaml = loaded.yaml();
+        semanticChecks(loaded.file(), yaml, errors);
+        Optional<PipelineConfig> config = errors.isEmpty() ? Optional.of(build(yaml.root())) : Optional.empty();
+        return new Result(loaded, errors, warnings, config);
+    }
+
+    private static void semanticChecks(String file, LocatedYaml yaml, List<ConfigProblem> errors) {
+        JsonNode root = yaml.root();
+        if (root.has("udfs")) {
+            List<String> names = root.path("udfs").valueStream()
+                    .map(udf -> udf.path("function_name").asText("?")).toList();
+            errors.add(problem(file, yaml, "udfs", ErrorCode.USER_CONFIG_UNSUPPORTED,
+                    "Python UDFs are not supported (" + String.join(", ", names) + "); define each function in DuckDB "
+                            + "instead, e.g. a `commands` entry with CREATE MACRO " + (names.isEmpty() ? "f" : names.getFirst())
+                            + "(x) AS <expression>, then delete the udfs block"));
+        }
+        JsonNode tables = root.path("tables").path("sql");
+        for (int i = 0; i < tables.size(); i++) {
+            if (tables.get(i).has("manager")) {
+                errors.add(problem(file, yaml, "tables.sql[" + i + "].manager", ErrorCode.USER_CONFIG_UNSUPPORTED,
+                        "SQLFlow's `manager.tumbling_window` block is replaced by a `window` block on the table "
+                                + "(time_column, size_seconds, grace_seconds, idle_close_seconds, emit_sql, sink); "
+                                + "event-time windows are not available in this version of Mallard yet"));
+            }
+        }
+        JsonNode pipeline = root.path("pipeline");
+        JsonNode onError = pipeline.path("on_error");
+        if (onError.path("policy").asText("").equalsIgnoreCase("dlq") && !onError.has("dlq")) {
+            errors.add(problem(file, yaml, "pipeline.on_error.policy", ErrorCode.USER_CONFIG_INVALID,
+                    "policy DLQ needs a `dlq` sink under on_error (a full sink definition, e.g. dlq: {type: kafka, kafka: {...}})"));
+        }
+        for (String sasl : List.of("pipeline.source.kafka.sasl", "pipeline.sink.kafka.sasl")) {
+            JsonNode node = at(root, sasl);
+            if ("GSSAPI".equals(node.path("mechanism").asText())) {
+                errors.add(problem(file, yaml, sasl + ".mechanism", ErrorCode.USER_CONFIG_UNSUPPORTED,
+                        "SASL mechanism GSSAPI (Kerberos) is not supported; use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512"));
+            }
+        }
+    }
+
+    private static JsonNode at(JsonNode root, String dotted) {
+        JsonNode node = root;
+        for (String part : dotted.split("\\.")) {
+            node = node.path(part);
+        }
+        return node;
+    }
+
+    private static ConfigProblem problem(String file, LocatedYaml yaml, String path, ErrorCode code, String message) {
+        LocatedYaml.Location at = yaml.locate(path);
+        return new ConfigProblem(file, at.line(), at.column(), path, code, message);
+    }
+
+    private static PipelineConfig build(JsonNode root) {
+        List<Command> commands = new ArrayList<>();
+        JsonNode commandNodes = root.path("commands");
+        for (int i = 0; i < commandNodes.size(); i++) {
+            JsonNode node = commandNodes.get(i);
+            commands.add(new Command(node.path("name").asText(), node.path("sql").asText(), "commands[" + i + "].sql"));
+        }
+        List<TableSql> tables = new ArrayList<>();
+        JsonNode tableNodes = root.path("tables").path("sql");
+        for (int i = 0; i < tableNodes.size(); i++) {
+            JsonNode node = tableNodes.get(i);
+            tables.add(new TableSql(node.path("name").asText(), node.path("sql").asText(), "tables.sql[" + i + "].sql"));
+        }
+        JsonNode pipeline = root.path("pipeline");
+        JsonNode onError = pipeline.path("on_error");
+        JsonNode handler = pipeline.path("handler");
+        return new PipelineConfig(commands, tables, new Pipeline(
+                pipeline.path("name").asText("pipeline"),
+                pipeline.path("batch_size").asInt(),
+                pipeline.path("flush_interval_seconds").asInt(30),
+                pipeline.path("drain_deadline_seconds").asInt(30),
+                optionalText(pipeline.path("state").path("path")),
+                new OnError(PipelineConfig.ErrorPolicy.parse(onError.path("policy").asText("RAISE")),
+                        onError.has("dlq") ? Optional.of(sink(onError.path("dlq"))) : Optional.empty()),
+                new SourceConfig(pipeline.path("source").path("type").asText(),
+                        block(pipeline.path("source"), pipeline.path("source").path("type").asText())),
+                new HandlerConfig(PipelineConfig.HandlerType.parse(handler.path("type").asText()), handler.path("sql").asText(),
+                        optionalText(handler.path("table")), optionalText(handler.path("sql_results_cache_dir"))),
+                sink(pipeline.path("sink"))));
+    }
+
+    static SinkConfig sink(JsonNode node) {
+        String type = node.path("type").asText("console");
+        return new SinkConfig(type, block(node, type), node.path("retry").isObject() ? node.path("retry") : JsonNodeFactory.instance.objectNode());
+    }
+
+    private static JsonNode block(JsonNode parent, String name) {
+        JsonNode block = parent.path(name);
+        return block.isObject() ? block : JsonNodeFactory.instance.objectNode();
+    }
+
+    private static Optional<String> optionalText(JsonNode node) {
+        return node.isTextual() && !node.asText().isBlank() ? Optional.of(node.asText()) : Optional.empty();
+    }
+}

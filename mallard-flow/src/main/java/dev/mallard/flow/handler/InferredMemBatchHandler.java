@@ -1,0 +1,59 @@
+package dev.mallard.flow.handler;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.mallard.flow.sink.ResultTable;
+import dev.mallard.flow.source.Message;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.duckdb.DuckDBConnection;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@code handlers.InferredMemBatch}: infers the batch's schema from its JSON and exposes it to the SQL as
+ * the temporary table {@code batch}.
+ */
+final class InferredMemBatchHandler implements Handler {
+    static final String BATCH_TABLE = "batch";
+    private static final Logger LOG = LoggerFactory.getLogger(InferredMemBatchHandler.class);
+
+    private final SchemaInference inference = new SchemaInference();
+    private final JsonBatchLoader loader;
+    private final HandlerSql sql;
+    private final Set<String> warnedKeys = new HashSet<>();
+
+    InferredMemBatchHandler(DuckDBConnection connection, String sql) {
+        requireNonNull(connection, "connection is null");
+        this.loader = new JsonBatchLoader(connection);
+        this.sql = new HandlerSql(connection, sql);
+    }
+
+    @Override
+    public void write(List<Message> batch) {
+        List<Column> columns = infer(inference, batch, warnedKeys);
+        loader.createAndLoad(batch, BATCH_TABLE, columns);
+    }
+
+    /** Shared with the disk handler: the columns of a batch, warning once per top-level key left out. */
+    static List<Column> infer(SchemaInference inference, List<Message> batch, Set<String> warnedKeys) {
+        inference.reset();
+        for (Message message : batch) {
+            if (!message.isBlank()) {
+                inference.add(message.value(), message.position());
+            }
+        }
+        for (String key : inference.droppedTopLevelKeys()) {
+            if (warnedKeys.add(key)) {
+                LOG.warn("top-level key is not a column: the first message of the batch lacks it key={}", key);
+            }
+        }
+        return inference.columns();
+    }
+
+    @Override
+    public ResultTable invoke() {
+        return sql.run();
+    }
+}

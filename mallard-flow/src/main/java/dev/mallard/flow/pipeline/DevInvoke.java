@@ -1,0 +1,68 @@
+package dev.mallard.flow.pipeline;
+
+import dev.mallard.core.config.ConfigEnvironment;
+import dev.mallard.core.engine.Engine;
+import dev.mallard.core.error.ErrorCode;
+import dev.mallard.core.error.MallardException;
+import dev.mallard.flow.config.PipelineConfig;
+import dev.mallard.flow.handler.Handler;
+import dev.mallard.flow.handler.Handlers;
+import dev.mallard.flow.sink.ConsoleSink;
+import dev.mallard.flow.source.Message;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * {@code mallard dev invoke}: runs a configuration's commands and handler over a JSONL fixture as one batch
+ * and prints the result rows as JSON lines. The configured sink is never touched, so it is safe on a
+ * production configuration. State paths are ignored: the run is in memory.
+ */
+public final class DevInvoke {
+    private DevInvoke() {}
+
+    public static long run(PipelineConfig config, Path fixture, ConfigEnvironment environment, OutputStream out) {
+        List<Message> batch = readFixture(fixture);
+        try (Engine engine = Engine.inMemory()) {
+            PipelineSetup.run(config, engine.connection());
+            try (Handler handler = Handlers.create(config.pipeline().handler(), engine.connection(), environment);
+                    ConsoleSink console = new ConsoleSink(out, engine.allocator())) {
+                return new BatchProcessor(handler, console).process(batch);
+            }
+        }
+    }
+
+    /** One message per line; the split is on raw bytes so no line is decoded twice. */
+    static List<Message> readFixture(Path fixture) {
+        byte[] bytes;
+        try (InputStream in = Files.newInputStream(fixture)) {
+            bytes = in.readAllBytes();
+        } catch (NoSuchFileException e) {
+            throw new MallardException(ErrorCode.USER_CONFIG_NOT_FOUND, "fixture " + fixture + " does not exist");
+        } catch (IOException e) {
+            throw new MallardException(ErrorCode.USER_CONFIG_NOT_FOUND, "cannot read fixture " + fixture + ": " + e.getMessage());
+        }
+        String name = fixture.getFileName().toString();
+        List<Message> messages = new ArrayList<>();
+        int start = 0;
+        long line = 0;
+        for (int i = 0; i <= bytes.length; i++) {
+            if (i == bytes.length || bytes[i] == '\n') {
+                int end = i > start && bytes[i - 1] == '\r' ? i - 1 : i;
+                if (end > start || i < bytes.length) {
+                    byte[] value = new byte[end - start];
+                    System.arraycopy(bytes, start, value, 0, value.length);
+                    messages.add(Message.ofLine(name, line, value));
+                }
+                line++;
+                start = i + 1;
+            }
+        }
+        return messages;
+    }
+}

@@ -1,0 +1,10 @@
+package dev.mallard.flow.sink;
+
+/** Discards results: for benchmarks and for pipelines whose handler only updates state. */
+public final class NoopSink implements Sink {
+    @Override
+    public void write(ResultTable batch) {}
+
+    @Override
+    public void flush() {}
+}

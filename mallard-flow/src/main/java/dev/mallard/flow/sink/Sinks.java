@@ -1,0 +1,22 @@
+package dev.mallard.flow.sink;
+
+import dev.mallard.core.error.ErrorCode;
+import dev.mallard.core.error.MallardException;
+import dev.mallard.flow.config.PipelineConfig.SinkConfig;
+import java.io.OutputStream;
+import org.apache.arrow.memory.BufferAllocator;
+
+/** Builds the sink a configuration names. */
+public final class Sinks {
+    private Sinks() {}
+
+    public static Sink create(SinkConfig config, OutputStream console, BufferAllocator allocator) {
+        return switch (config.type()) {
+            case "console" -> new ConsoleSink(console, allocator);
+            case "noop" -> new NoopSink();
+            case "sqlcommand" -> new SqlCommandSink(config.sql(), config.substitutions());
+            default -> throw new MallardException(ErrorCode.USER_CONFIG_UNSUPPORTED, "sink type " + config.type()
+                    + " is accepted by validate but cannot run in this version of Mallard; use console, noop or sqlcommand");
+        };
+    }
+}

@@ -1,0 +1,243 @@
+package dev.mallard.flow.validate;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.mallard.core.config.ConfigProblem;
+import dev.mallard.core.config.LocatedYaml;
+import dev.mallard.core.error.ErrorCode;
+import dev.mallard.core.sql.SqlScript;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.ResultSetMetaData;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Checks the SQL of a configuration against an empty in-memory DuckDB without running anything that reaches
+ * outside it: schema-only statements (CREATE TABLE, VIEW, MACRO, TYPE, ...) run in the sandbox so later
+ * statements bind; DML and queries are prepared, not executed; statements that touch the outside world
+ * (ATTACH, INSTALL, LOAD, COPY, USE, secrets) are not run, and what depends on them is reported as not
+ * checked rather than as wrong.
+ */
+final class SqlChecks implements AutoCloseable {
+    private static final Set<String> QUERY = Set.of("SELECT", "WITH", "FROM", "VALUES", "TABLE", "SUMMARIZE", "DESCRIBE", "SHOW", "PIVOT", "UNPIVOT");
+    private static final Set<String> PREPARED = Set.of("INSERT", "UPDATE", "DELETE", "MERGE");
+    private static final Set<String> SANDBOXED = Set.of("CREATE", "SET", "RESET", "ALTER", "DROP", "COMMENT");
+    private static final Pattern CTAS = Pattern.compile(
+            "(?is)^(CREATE\\s+(?:OR\\s+REPLACE\\s+)?(?:TEMP\\s+|TEMPORARY\\s+)?TABLE\\s+(?:IF\\s+NOT\\s+EXISTS\\s+)?\\S+\\s+AS\\s+)(.*)$");
+
+    private final String file;
+    private final LocatedYaml yaml;
+    private final String[] renderedLines;
+    private final Connection sandbox;
+    private final List<String> notRun = new ArrayList<>();
+
+    SqlChecks(String file, LocatedYaml yaml, String renderedText) throws SQLException {
+        this.file = file;
+        this.yaml = yaml;
+        this.renderedLines = renderedText.split("\n", -1);
+        this.sandbox = DriverManager.getConnection("jdbc:duckdb:");
+    }
+
+    /** Problems and not-run notes of one group of statements. */
+    private record Outcome(List<ConfigProblem> errors, List<ConfigProblem> warnings, List<String> notRun) {}
+
+    Check commands() {
+        Outcome outcome = new Outcome(new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
+        JsonNode commands = yaml.root().path("commands");
+        for (int i = 0; i < commands.size(); i++) {
+            JsonNode sql = commands.get(i).path("sql");
+            if (sql.isTextual()) {
+                runScript("commands[" + i + "].sql", sql.asText(), outcome);
+            }
+        }
+        return toCheck("sql.commands", outcome, commands.isEmpty());
+    }
+
+    Check tables() {
+        Outcome outcome = new Outcome(new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
+        JsonNode tables = yaml.root().path("tables").path("sql");
+        for (int i = 0; i < tables.size(); i++) {
+            JsonNode sql = tables.get(i).path("sql");
+            if (sql.isTextual()) {
+                runScript("tables.sql[" + i + "].sql", sql.asText(), outcome);
+            }
+        }
+        return toCheck("sql.tables", outcome, tables.isEmpty());
+    }
+
+    /** Checks the handler SQL; returns the result's columns when the last statement is a query that bound. */
+    Check handler(List<String[]> resultColumns) {
+        JsonNode handler = yaml.root().path("pipeline").path("handler");
+        JsonNode sql = handler.path("sql");
+        if (!sql.isTextual()) {
+            return Check.skipped("sql.handler", "pipeline.handler.sql is missing (reported above)");
+        }
+        String path = "pipeline.handler.sql";
+        String type = handler.path("type").asText();
+        List<SqlScript.Statement> statements = SqlScript.split(sql.asText());
+        Outcome outcome = new Outcome(new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
+        if (!type.equals("handlers.StructuredBatch")) {
+            for (SqlScript.Statement statement : statements) {
+                if (QUERY.contains(statement.keyword()) || statement.keyword().startsWith("(")) {
+                    parseOnly(path, sql.asText(), statement, outcome);
+                }
+            }
+            if (!outcome.errors().isEmpty()) {
+                return toCheck("sql.handler", outcome, false);
+            }
+            return Check.skipped("sql.handler", "syntax checked; binding not checked: " + type
+                    + " infers the table `batch` from the data; bind the SQL with `mallard dev invoke <config> <fixture.jsonl>`");
+        }
+        for (int i = 0; i < statements.size(); i++) {
+            SqlScript.Statement statement = statements.get(i);
+            try (PreparedStatement prepared = sandbox.prepareStatement(statement.sql())) {
+                if (i == statements.size() - 1 && QUERY.contains(statement.keyword())) {
+                    ResultSetMetaData meta = prepared.getMetaData();
+                    for (int c = 1; meta != null && c <= meta.getColumnCount(); c++) {
+                        resultColumns.add(new String[] {meta.getColumnLabel(c), meta.getColumnTypeName(c)});
+                    }
+                }
+            } catch (SQLException e) {
+                report(path, sql.asText(), statement, e, outcome);
+            }
+        }
+        return toCheck("sql.handler", outcome, false);
+    }
+
+    Check sink(List<String[]> resultColumns) {
+        JsonNode sink = yaml.root().path("pipeline").path("sink");
+        if (!"sqlcommand".equals(sink.path("type").asText())) {
+            return Check.skipped("sql.sink", "the sink runs no SQL");
+        }
+        JsonNode sql = sink.path("sqlcommand").path("sql");
+        if (!sql.isTextual()) {
+            return Check.skipped("sql.sink", "pipeline.sink.sqlcommand.sql is missing (reported above)");
+        }
+        if (resultColumns.isEmpty()) {
+            return Check.skipped("sql.sink", "the columns of sqlflow_sink_batch are known only when the handler's SQL "
+                    + "binds here (StructuredBatch); run the pipeline with `mallard dev invoke` to see its rows");
+        }
+        StringBuilder create = new StringBuilder("CREATE OR REPLACE TEMP TABLE sqlflow_sink_batch (");
+        for (int i = 0; i < resultColumns.size(); i++) {
+            create.append(i == 0 ? "" : ", ").append('"').append(resultColumns.get(i)[0].replace("\"", "\"\"")).append("\" ")
+                    .append(resultColumns.get(i)[1]);
+        }
+        Outcome outcome = new Outcome(new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
+        try (Statement statement = sandbox.createStatement()) {
+            statement.execute(create.append(')').toString());
+        } catch (SQLException e) {
+            return Check.skipped("sql.sink", "cannot stand in for sqlflow_sink_batch: " + firstLine(e));
+        }
+        String text = sql.asText();
+        for (JsonNode substitution : sink.path("sqlcommand").path("substitutions")) {
+            text = text.replace(substitution.path("var").asText(), "00000000-0000-4000-8000-000000000000");
+        }
+        for (SqlScript.Statement statement : SqlScript.split(text)) {
+            try (PreparedStatement ignored = sandbox.prepareStatement(statement.sql())) {
+                // Preparing binds the statement against the stand-in batch without writing anything.
+            } catch (SQLException e) {
+                report("pipeline.sink.sqlcommand.sql", text, statement, e, outcome);
+            }
+        }
+        return toCheck("sql.sink", outcome, false);
+    }
+
+    private void runScript(String path, String script, Outcome outcome) {
+        for (SqlScript.Statement statement : SqlScript.split(script)) {
+            String keyword = statement.keyword();
+            try {
+                if (QUERY.contains(keyword) || PREPARED.contains(keyword)) {
+                    try (PreparedStatement ignored = sandbox.prepareStatement(statement.sql())) {
+                        // Prepared, never executed.
+                    }
+                } else if (SANDBOXED.contains(keyword) && !statement.words(2).equals("CREATE SECRET")
+                        && !statement.words(4).contains("SECRET")) {
+                    Matcher ctas = CTAS.matcher(statement.sql());
+                    String sql = ctas.matches() ? ctas.group(1) + "SELECT * FROM (" + ctas.group(2) + ") LIMIT 0" : statement.sql();
+                    try (Statement executed = sandbox.createStatement()) {
+                        executed.execute(sql);
+                    }
+                } else {
+                    String note = keyword + " on line " + lineOf(path, script, statement);
+                    notRun.add(note);
+                    outcome.notRun().add(note);
+                }
+            } catch (SQLException e) {
+                report(path, script, statement, e, outcome);
+            }
+        }
+    }
+
+    private void parseOnly(String path, String script, SqlScript.Statement statement, Outcome outcome) {
+        try (PreparedStatement parse = sandbox.prepareStatement("SELECT json_serialize_sql(?)")) {
+            parse.setString(1, statement.sql());
+            try (ResultSet rows = parse.executeQuery()) {
+                rows.next();
+                JsonNode result = new ObjectMapper().readTree(rows.getString(1));
+                if (result.path("error").asBoolean(false)) {
+                    outcome.errors().add(problem(path, script, statement, "syntax error: " + result.path("error_message").asText()));
+                }
+            }
+        } catch (SQLException | java.io.IOException e) {
+            outcome.warnings().add(problem(path, script, statement, "could not parse-check: " + e.getMessage()));
+        }
+    }
+
+    private void report(String path, String script, SqlScript.Statement statement, SQLException e, Outcome outcome) {
+        String message = firstLine(e);
+        boolean mayDependOnSkipped = !notRun.isEmpty()
+                && (message.startsWith("Catalog Error") || message.startsWith("Binder Error") || message.startsWith("IO Error"));
+        if (mayDependOnSkipped) {
+            outcome.warnings().add(problem(path, script, statement, message + " (not checked further: it may depend on "
+                    + String.join(", ", notRun) + ", which validate does not run)"));
+        } else {
+            outcome.errors().add(problem(path, script, statement, message));
+        }
+    }
+
+    private ConfigProblem problem(String path, String script, SqlScript.Statement statement, String message) {
+        int line = lineOf(path, script, statement);
+        LocatedYaml.Location at = yaml.locate(path);
+        return new ConfigProblem(file, line, line == at.line() ? at.column() : 1, path, ErrorCode.USER_SQL_INVALID, message);
+    }
+
+    /** The file line of a statement: a block scalar ({@code sql: |}) starts on the line after its key. */
+    private int lineOf(String path, String script, SqlScript.Statement statement) {
+        LocatedYaml.Location at = yaml.locate(path);
+        int keyLine = at.line();
+        String text = keyLine >= 1 && keyLine <= renderedLines.length ? renderedLines[keyLine - 1] : "";
+        int colon = text.indexOf(':');
+        String after = colon >= 0 ? text.substring(colon + 1).strip() : "";
+        boolean block = after.startsWith("|") || after.startsWith(">");
+        return block ? keyLine + statement.line() : keyLine + statement.line() - 1;
+    }
+
+    private static String firstLine(SQLException e) {
+        String message = String.valueOf(e.getMessage());
+        int newline = message.indexOf('\n');
+        return newline < 0 ? message : message.substring(0, newline);
+    }
+
+    private Check toCheck(String name, Outcome outcome, boolean nothingToCheck) {
+        if (nothingToCheck) {
+            return Check.skipped(name, "there is no SQL to check");
+        }
+        Optional<String> skipped = outcome.notRun().isEmpty() ? Optional.empty()
+                : Optional.of("not run by validate (they reach outside the configuration): " + String.join(", ", outcome.notRun()));
+        return Check.of(name, outcome.errors(), outcome.warnings(), skipped);
+    }
+
+    @Override
+    public void close() throws SQLException {
+        sandbox.close();
+    }
+}
