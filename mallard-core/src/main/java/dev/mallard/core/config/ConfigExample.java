@@ -34,6 +34,10 @@ public final class ConfigExample {
         boolean first = true;
         while (fields.hasNext()) {
             Map.Entry<String, JsonNode> field = fields.next();
+            if (field.getValue().path("deprecated").asBoolean(false)) {
+                // Refused keys (SQLFlow's udfs, manager) are documented, not offered.
+                continue;
+            }
             if (!first && indent.isEmpty()) {
                 out.append('\n');
             }
@@ -52,9 +56,6 @@ public final class ConfigExample {
         }
         if (required) {
             note.append(note.isEmpty() ? "" : " ").append("Required.");
-        }
-        if (schema.path("deprecated").asBoolean(false)) {
-            note.append(" Refused; see the description.");
         }
         if (!note.isEmpty()) {
             comment(out, indent, note.toString());

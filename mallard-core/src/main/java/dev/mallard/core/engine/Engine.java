@@ -2,6 +2,7 @@ package dev.mallard.core.engine;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.mallard.core.arrow.ArrowExport;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
 import java.nio.file.Path;
@@ -41,6 +42,11 @@ public final class Engine implements AutoCloseable {
         try {
             Properties properties = new Properties();
             DuckDBConnection connection = (DuckDBConnection) DriverManager.getConnection(url, properties);
+            try (java.sql.Statement statement = connection.createStatement()) {
+                // Without it DuckDB exports JSON as plain text, UHUGEINT above 2^127 as negative decimals and
+                // TIMETZ without its offset; JsonLinesWriter reads the lossless forms.
+                statement.execute(ArrowExport.LOSSLESS_SETTING);
+            }
             return new Engine(file, connection, new RootAllocator());
         } catch (SQLException e) {
             String where = file.map(Path::toString).orElse("an in-memory database");

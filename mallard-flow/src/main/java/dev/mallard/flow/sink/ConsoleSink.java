@@ -38,6 +38,10 @@ public final class ConsoleSink implements Sink {
 
     @Override
     public void flush() {
-        writer.flush();
+        try {
+            writer.flush();
+        } catch (java.io.IOException e) {
+            throw new MallardException(ErrorCode.SYSTEM_SINK_WRITE_FAILED, "console sink: cannot write to stdout: " + e.getMessage(), e);
+        }
     }
 }

@@ -1,0 +1,145 @@
+package dev.mallard.flow.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.mallard.core.config.ConfigEnvironment;
+import dev.mallard.core.config.ConfigProblem;
+import dev.mallard.core.error.ErrorCode;
+import dev.mallard.flow.config.PipelineConfig.ErrorPolicy;
+import dev.mallard.flow.config.PipelineConfig.HandlerType;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class PipelineConfigReaderTest {
+    private static final String SOURCE = """
+              source:
+                type: kafka
+                kafka: {brokers: [localhost:9092], group_id: g, auto_offset_reset: earliest, topics: [t]}
+            """;
+
+    private static PipelineConfigReader.Result read(String yaml) {
+        return new PipelineConfigReader(ConfigEnvironment.from(Map.of("SQLFLOW_BATCH", "7"))).read("p.yml", yaml);
+    }
+
+    @Test
+    void aSqlflowConfigReadsIntoTheModel() {
+        PipelineConfig config = read("""
+                commands:
+                  - name: c1
+                    sql: CREATE TABLE t (a INT);
+                pipeline:
+                  name: p
+                  batch_size: {{ SQLFLOW_BATCH }}
+                  on_error: {policy: ignore}
+                """ + SOURCE + """
+                  handler: {type: handlers.StructuredBatch, table: t, sql: SELECT * FROM t}
+                  sink:
+                    type: sqlcommand
+                    sqlcommand:
+                      sql: SELECT 1
+                      substitutions: [{var: $u, type: uuid4}]
+                """).orThrow();
+        assertThat(config.commands()).singleElement().satisfies(c -> assertThat(c.name()).isEqualTo("c1"));
+        assertThat(config.pipeline().batchSize()).isEqualTo(7);
+        assertThat(config.pipeline().flushIntervalSeconds()).isEqualTo(30);
+        assertThat(config.pipeline().onError().policy()).isEqualTo(ErrorPolicy.IGNORE);
+        assertThat(config.pipeline().handler().type()).isEqualTo(HandlerType.STRUCTURED_BATCH);
+        assertThat(config.pipeline().handler().table()).contains("t");
+        assertThat(config.pipeline().sink().substitutions()).singleElement()
+                .satisfies(s -> assertThat(s.var()).isEqualTo("$u"));
+    }
+
+    @Test
+    void batchSizeIsRequiredAndAtLeastOne() {
+        assertThat(read("pipeline:\n" + SOURCE + "  handler: {type: handlers.InferredMemBatch, sql: SELECT 1}\n  sink: {type: console}\n").errors())
+                .extracting(ConfigProblem::path).contains("pipeline.batch_size");
+        assertThat(read("pipeline:\n  batch_size: 0\n" + SOURCE + "  handler: {type: handlers.InferredMemBatch, sql: SELECT 1}\n  sink: {type: console}\n").errors())
+                .extracting(ConfigProblem::path).containsExactly("pipeline.batch_size");
+    }
+
+    @Test
+    void udfsAreAHardErrorNamingTheFunctions() {
+        PipelineConfigReader.Result result = read("""
+                udfs:
+                  - function_name: parse_domain
+                    import_path: udf.url.parse_domain
+                pipeline:
+                  batch_size: 1
+                """ + SOURCE + """
+                  handler: {type: handlers.InferredMemBatch, sql: SELECT 1}
+                  sink: {type: console}
+                """);
+        assertThat(result.errors()).singleElement().satisfies(problem -> {
+            assertThat(problem.code()).isEqualTo(ErrorCode.USER_CONFIG_UNSUPPORTED);
+            assertThat(problem.message()).contains("parse_domain").contains("CREATE MACRO");
+            assertThat(problem.line()).isEqualTo(1);
+        });
+    }
+
+    @Test
+    void structuredBatchNeedsATable() {
+        assertThat(read("pipeline:\n  batch_size: 1\n" + SOURCE + "  handler: {type: handlers.StructuredBatch, sql: SELECT 1}\n  sink: {type: console}\n").errors())
+                .extracting(ConfigProblem::path).containsExactly("pipeline.handler.table");
+    }
+
+    @Test
+    void aDlqPolicyWithoutADlqSinkIsRefused() {
+        assertThat(read("pipeline:\n  batch_size: 1\n  on_error: {policy: DLQ}\n" + SOURCE
+                + "  handler: {type: handlers.InferredMemBatch, sql: SELECT 1}\n  sink: {type: console}\n").errors())
+                .singleElement().satisfies(p -> assertThat(p.message()).contains("dlq"));
+    }
+
+    @Test
+    void theOldWindowManagerNamesItsReplacement() {
+        PipelineConfigReader.Result result = read("""
+                tables:
+                  sql:
+                    - name: w
+                      sql: CREATE TABLE w (a INT)
+                      manager:
+                        tumbling_window: {collect_closed_windows_sql: SELECT 1, delete_closed_windows_sql: SELECT 1}
+                        sink: {type: console}
+                pipeline:
+                  batch_size: 1
+                """ + SOURCE + """
+                  handler: {type: handlers.InferredMemBatch, sql: SELECT 1}
+                  sink: {type: console}
+                """);
+        assertThat(result.errors()).singleElement().satisfies(p -> {
+            assertThat(p.path()).isEqualTo("tables.sql[0].manager");
+            assertThat(p.message()).contains("window");
+        });
+    }
+
+    @Test
+    void gssapiIsRefused() {
+        PipelineConfigReader.Result result = read("""
+                pipeline:
+                  batch_size: 1
+                  source:
+                    type: kafka
+                    kafka:
+                      brokers: [b:9092]
+                      group_id: g
+                      auto_offset_reset: earliest
+                      topics: [t]
+                      security_protocol: SASL_SSL
+                      sasl: {mechanism: GSSAPI, username: u, password: p}
+                  handler: {type: handlers.InferredMemBatch, sql: SELECT 1}
+                  sink: {type: console}
+                """);
+        assertThat(result.errors()).singleElement().satisfies(p -> assertThat(p.message()).contains("GSSAPI"));
+    }
+
+    @Test
+    void aTypeNeedsItsBlock() {
+        assertThat(read("pipeline:\n  batch_size: 1\n  source: {type: kafka}\n  handler: {type: handlers.InferredMemBatch, sql: SELECT 1}\n  sink: {type: sqlcommand}\n").errors())
+                .extracting(ConfigProblem::path).containsExactlyInAnyOrder("pipeline.source.kafka", "pipeline.sink.sqlcommand");
+    }
+
+    @Test
+    void anUnknownHandlerTypeListsTheKnownOnes() {
+        assertThat(read("pipeline:\n  batch_size: 1\n" + SOURCE + "  handler: {type: handlers.Magic, sql: SELECT 1}\n  sink: {type: console}\n").errors())
+                .singleElement().satisfies(p -> assertThat(p.message()).contains("handlers.InferredMemBatch"));
+    }
+}

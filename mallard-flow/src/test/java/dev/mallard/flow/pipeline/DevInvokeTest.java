@@ -1,0 +1,101 @@
+package dev.mallard.flow.pipeline;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.mallard.core.config.ConfigEnvironment;
+import dev.mallard.core.error.ErrorCode;
+import dev.mallard.core.error.MallardException;
+import dev.mallard.flow.config.PipelineConfig;
+import dev.mallard.flow.config.PipelineConfigReader;
+import dev.mallard.flow.source.Message;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class DevInvokeTest {
+    @TempDir
+    Path dir;
+
+    private static PipelineConfig config(String handler, String sinkType) {
+        return new PipelineConfigReader(ConfigEnvironment.from(Map.of())).read("p.yml", """
+                commands:
+                  - name: table
+                    sql: CREATE TABLE events (city VARCHAR, n BIGINT)
+                pipeline:
+                  batch_size: 10
+                  source:
+                    type: kafka
+                    kafka: {brokers: [b:9092], group_id: g, auto_offset_reset: earliest, topics: [t]}
+                  handler:
+                """ + handler + """
+                  sink:
+                    type: %s
+                    sqlcommand:
+                      sql: COPY sqlflow_sink_batch TO '/nonexistent/never.csv'
+                """.formatted(sinkType)).orThrow();
+    }
+
+    private String invoke(PipelineConfig config, String fixture) throws Exception {
+        Path file = dir.resolve("f.jsonl");
+        Files.writeString(file, fixture);
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        DevInvoke.run(config, file, ConfigEnvironment.from(Map.of()), out);
+        return out.toString(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void theSinkIsNeverTouched() throws Exception {
+        String out = invoke(config("    type: handlers.InferredMemBatch\n    sql: SELECT city FROM batch\n", "sqlcommand"),
+                "{\"city\":\"a\"}\n");
+        assertThat(out).isEqualTo("{\"city\":\"a\"}\n");
+    }
+
+    @Test
+    void anEmptyFixturePrintsNothing() throws Exception {
+        assertThat(invoke(config("    type: handlers.InferredMemBatch\n    sql: SELECT * FROM batch\n", "console"), "\n  \n")).isEmpty();
+    }
+
+    @Test
+    void structuredBatchParsesIntoTheDeclaredTable() throws Exception {
+        String out = invoke(config("    type: handlers.StructuredBatch\n    table: events\n    sql: SELECT city, n * 2 AS twice FROM events ORDER BY city\n", "console"),
+                "{\"city\":\"b\",\"n\":2}\n\n{\"city\":\"a\",\"n\":1,\"ignored\":true}\n{\"city\":\"c\"}\n");
+        assertThat(out.lines()).containsExactly("{\"city\":\"a\",\"twice\":2}", "{\"city\":\"b\",\"twice\":4}", "{\"city\":\"c\",\"twice\":null}");
+    }
+
+    @Test
+    void aBadValueNamesTheFixtureLine() {
+        assertThatThrownBy(() -> invoke(config("    type: handlers.StructuredBatch\n    table: events\n    sql: SELECT * FROM events\n", "console"),
+                "{\"city\":\"a\",\"n\":1}\n{\"city\":\"b\",\"n\":\"many\"}\n"))
+                .isInstanceOf(MallardException.class)
+                .hasMessageContaining("f.jsonl line 2")
+                .satisfies(e -> assertThat(((MallardException) e).errorCode()).isEqualTo(ErrorCode.USER_HANDLER_PARSE_FAILED));
+    }
+
+    @Test
+    void handlerSqlErrorsAreUserFaults() {
+        assertThatThrownBy(() -> invoke(config("    type: handlers.InferredMemBatch\n    sql: SELECT nope FROM batch\n", "console"), "{\"city\":\"a\"}\n"))
+                .isInstanceOf(MallardException.class)
+                .satisfies(e -> assertThat(((MallardException) e).errorCode()).isEqualTo(ErrorCode.USER_HANDLER_SQL_FAILED))
+                .hasMessageContaining("nope");
+    }
+
+    @Test
+    void fixtureLinesKeepTheirNumbersAcrossBlankLinesAndCrlf() {
+        Path file = dir.resolve("x.jsonl");
+        try {
+            Files.writeString(file, "{\"a\":1}\r\n\r\n{\"a\":2}");
+        } catch (java.io.IOException e) {
+            throw new AssertionError(e);
+        }
+        List<Message> messages = DevInvoke.readFixture(file);
+        assertThat(messages).extracting(Message::position).containsExactly("x.jsonl line 1", "x.jsonl line 2", "x.jsonl line 3");
+        assertThat(new String(messages.get(2).value(), StandardCharsets.UTF_8)).isEqualTo("{\"a\":2}");
+        assertThat(messages.get(1).isBlank()).isTrue();
+    }
+}

@@ -1,0 +1,159 @@
+package dev.mallard.flow.validate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.mallard.core.config.ConfigEnvironment;
+import dev.mallard.core.config.ConfigProblem;
+import dev.mallard.core.error.ErrorCode;
+import dev.mallard.core.error.ExitCode;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class PipelineValidatorTest {
+    private static final String SOURCE = """
+              source:
+                type: kafka
+                kafka: {brokers: [localhost:9092], group_id: g, auto_offset_reset: earliest, topics: [t]}
+            """;
+
+    private static ValidationReport validate(String yaml) {
+        return new PipelineValidator(ConfigEnvironment.from(Map.of())).validate("p.yml", yaml);
+    }
+
+    private static Check check(ValidationReport report, String name) {
+        return report.checks().stream().filter(c -> c.name().equals(name)).findFirst().orElseThrow();
+    }
+
+    @Test
+    void aSoundStructuredConfigPassesEveryCheckThatRan() {
+        ValidationReport report = validate("""
+                commands:
+                  - name: table
+                    sql: |
+                      CREATE TABLE events (city VARCHAR, n INT);
+                pipeline:
+                  batch_size: 10
+                """ + SOURCE + """
+                  handler:
+                    type: handlers.StructuredBatch
+                    table: events
+                    sql: SELECT city, sum(n) AS total FROM events GROUP BY city
+                  sink:
+                    type: sqlcommand
+                    sqlcommand:
+                      sql: CREATE TABLE IF NOT EXISTS out AS SELECT * FROM sqlflow_sink_batch
+                """);
+        assertThat(report.errors()).isEmpty();
+        assertThat(report.exitCode()).isEqualTo(ExitCode.OK);
+        assertThat(check(report, "sql.commands").status()).isEqualTo(Check.Status.PASS);
+        assertThat(check(report, "sql.handler").status()).isEqualTo(Check.Status.PASS);
+        assertThat(check(report, "sql.sink").status()).isEqualTo(Check.Status.PASS);
+        assertThat(check(report, "sql.tables").status()).isEqualTo(Check.Status.SKIPPED);
+    }
+
+    @Test
+    void aBindingErrorInTheHandlerPointsAtItsLine() {
+        ValidationReport report = validate("""
+                commands:
+                  - name: table
+                    sql: CREATE TABLE events (city VARCHAR)
+                pipeline:
+                  batch_size: 10
+                """ + SOURCE + """
+                  handler:
+                    type: handlers.StructuredBatch
+                    table: events
+                    sql: |
+                      SELECT city
+                      FROM events;
+                      SELECT town FROM events
+                  sink: {type: console}
+                """);
+        assertThat(report.exitCode()).isEqualTo(ExitCode.USER_FAULT);
+        assertThat(report.errors()).singleElement().satisfies(problem -> {
+            assertThat(problem.code()).isEqualTo(ErrorCode.USER_SQL_INVALID);
+            assertThat(problem.line()).isEqualTo(15);
+            assertThat(problem.message()).contains("town");
+        });
+    }
+
+    @Test
+    void inferredHandlersAreSyntaxCheckedAndSayBindingWasSkipped() {
+        ValidationReport sound = validate("pipeline:\n  batch_size: 1\n" + SOURCE
+                + "  handler: {type: handlers.InferredMemBatch, sql: SELECT city FROM batch}\n  sink: {type: console}\n");
+        assertThat(check(sound, "sql.handler").status()).isEqualTo(Check.Status.SKIPPED);
+        assertThat(check(sound, "sql.handler").reason()).get().asString().contains("dev invoke");
+        ValidationReport broken = validate("pipeline:\n  batch_size: 1\n" + SOURCE
+                + "  handler: {type: handlers.InferredMemBatch, sql: SELEC city FROM batch}\n  sink: {type: console}\n");
+        assertThat(broken.errors()).singleElement().satisfies(p -> assertThat(p.message()).contains("syntax error"));
+    }
+
+    @Test
+    void commandsThatReachOutsideAreNotRunAndWhatDependsOnThemIsOnlyAWarning() {
+        ValidationReport report = validate("""
+                commands:
+                  - name: attach
+                    sql: |
+                      INSTALL httpfs;
+                      ATTACH 'https://example.invalid/db' AS remote;
+                      CREATE VIEW v AS SELECT * FROM remote.t;
+                pipeline:
+                  batch_size: 10
+                """ + SOURCE + """
+                  handler: {type: handlers.InferredMemBatch, sql: SELECT 1}
+                  sink: {type: console}
+                """);
+        assertThat(report.errors()).isEmpty();
+        Check commands = check(report, "sql.commands");
+        assertThat(commands.status()).isEqualTo(Check.Status.SKIPPED);
+        assertThat(commands.reason()).get().asString().contains("INSTALL on line 3").contains("ATTACH on line 4");
+        assertThat(report.warnings()).extracting(ConfigProblem::message).anyMatch(m -> m.contains("remote"));
+    }
+
+    @Test
+    void schemaTemplateAndSqlFaultsAreAllReportedInOnePass() {
+        ValidationReport report = new PipelineValidator(ConfigEnvironment.from(Map.of("SQLFLOW_TOPC", "x"))).validate("p.yml", """
+                commands:
+                  - name: broken
+                    sql: CREATE TABLE (a INT)
+                pipeline:
+                  batch_size: 1
+                  batchsize: 2
+                  source:
+                    type: kafka
+                    kafka: {brokers: [b], group_id: g, auto_offset_reset: earliest, topics: ["{{ SQLFLOW_TOPIC }}"]}
+                  handler: {type: handlers.InferredMemBatch, sql: SELECT 1}
+                  sink: {type: console}
+                """);
+        assertThat(report.errors()).extracting(p -> p.code())
+                .contains(ErrorCode.USER_CONFIG_TEMPLATE_UNDEFINED, ErrorCode.USER_CONFIG_UNKNOWN_KEY, ErrorCode.USER_SQL_INVALID);
+        assertThat(report.errors()).extracting(ConfigProblem::message).anyMatch(m -> m.contains("did you mean 'batch_size'"));
+    }
+
+    @Test
+    void theJsonReportHasChecksAndNeverCallsASkippedCheckPass() throws Exception {
+        ValidationReport report = validate("pipeline:\n  batch_size: 1\n" + SOURCE
+                + "  handler: {type: handlers.InferredMemBatch, sql: SELECT 1}\n  sink: {type: console}\n");
+        JsonNode json = new ObjectMapper().readTree(report.toJson());
+        assertThat(json.path("valid").asBoolean()).isTrue();
+        assertThat(json.path("exit_code").asInt()).isZero();
+        assertThat(json.path("checks").valueStream().map(c -> c.path("name").asText()))
+                .contains("template", "schema", "rules", "sql.commands", "sql.tables", "sql.handler", "sql.sink");
+        json.path("checks").forEach(check -> {
+            if (check.path("status").asText().equals("skipped")) {
+                assertThat(check.path("reason").asText()).isNotBlank();
+            }
+        });
+    }
+
+    @Test
+    void validateExecutesNothingFromCommands(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) {
+        java.nio.file.Path target = dir.resolve("written.csv");
+        ValidationReport report = validate("commands:\n  - name: copy\n    sql: COPY (SELECT 1 AS a) TO '" + target + "'\n"
+                + "pipeline:\n  batch_size: 1\n" + SOURCE + "  handler: {type: handlers.InferredMemBatch, sql: SELECT 1}\n  sink: {type: console}\n");
+        assertThat(report.errors()).isEmpty();
+        assertThat(target).doesNotExist();
+    }
+}
