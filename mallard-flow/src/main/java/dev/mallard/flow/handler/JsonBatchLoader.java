@@ -27,7 +27,7 @@ import org.duckdb.DuckDBConnection;
  * <ul>
  *   <li>VARCHAR: {@code ->> '$'}, which unquotes and decodes escapes (a cast to VARCHAR would keep the
  *       quotes); an object, list or number arriving there is kept as its JSON text.
- *   <li>JSON: the extracted JSON as it is.
+ *   <li>JSON: the extracted JSON as it is, bar a JSON null, which becomes NULL.
  *   <li>STRUCT, MAP, UNION and lists: {@code json_transform}, which makes a missing nested key NULL. It is
  *       also lenient about types: a nested value that does not convert becomes NULL rather than an error.
  *   <li>Anything else: {@code CAST}, which fails on a value that does not convert.
@@ -132,6 +132,7 @@ public final class JsonBatchLoader {
 
     private long run(List<Message> batch, List<Column> columns, boolean castAll, String sql, String target) {
         execute("TRUNCATE " + RAW);
+        RuntimeException failure = null;
         try {
             List<BadMessage> bad = new ArrayList<>();
             long rows = append(batch, bad);
@@ -144,9 +145,19 @@ public final class JsonBatchLoader {
                 throw diagnose(batch, columns, castAll, bad, e, target);
             }
             return rows;
+        } catch (RuntimeException e) {
+            failure = e;
+            throw e;
         } finally {
-            // Free the batch's text now rather than at the next batch.
-            execute("TRUNCATE " + RAW);
+            // Free the batch's text now rather than at the next batch, without hiding why the batch failed.
+            try {
+                execute("TRUNCATE " + RAW);
+            } catch (MallardException e) {
+                if (failure == null) {
+                    throw e;
+                }
+                failure.addSuppressed(e);
+            }
         }
     }
 
@@ -303,7 +314,8 @@ public final class JsonBatchLoader {
         if (upper.equals("VARCHAR") || upper.equals("TEXT") || upper.equals("STRING")) {
             expression = "(" + json + " ->> '$')";
         } else if (upper.equals("JSON")) {
-            expression = json;
+            // json_extract gives a JSON null as the JSON text null; the column wants SQL NULL, as for a missing key.
+            expression = "nullif(" + json + ", 'null')";
         } else if (NESTED.matcher(type).matches()) {
             // The type as a JSON string is a structure json_transform accepts whole, so no type parsing here.
             expression = "json_transform(" + json + ", " + SqlText.literal(SqlText.jsonString(type)) + ")";
