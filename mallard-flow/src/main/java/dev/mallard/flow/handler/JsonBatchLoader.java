@@ -13,42 +13,35 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Locale;
 import java.util.function.Function;
-import java.util.regex.Pattern;
-import org.duckdb.DuckDBAppender;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
 import org.duckdb.DuckDBConnection;
 
 /**
  * Moves a batch of raw JSON messages into a DuckDB table in one statement.
  *
- * <p>The message bytes go into a temp table {@code mallard_raw(line VARCHAR)} through the appender, then
- * {@code json_extract(line, [paths])} parses each line once and one expression per column converts its part:
- * <ul>
- *   <li>VARCHAR: {@code ->> '$'}, which unquotes and decodes escapes (a cast to VARCHAR would keep the
- *       quotes); an object, list or number arriving there is kept as its JSON text.
- *   <li>JSON: the extracted JSON as it is, bar a JSON null, which becomes NULL.
- *   <li>STRUCT, MAP, UNION and lists: {@code json_transform}, which makes a missing nested key NULL. It is
- *       also lenient about types: a nested value that does not convert becomes NULL rather than an error.
- *   <li>Anything else: {@code CAST}, which fails on a value that does not convert.
- * </ul>
- * A missing key and an explicit null both load as NULL.
+ * <p>The message bytes reach DuckDB as one Arrow column (see {@link ArrowLines}); one statement then parses
+ * each line once and converts every column (see {@link Extraction}): VARCHAR keeps the decoded string (or the
+ * JSON text of anything else), scalar types are cast strictly, STRUCT/MAP/list columns go through
+ * {@code json_transform}, which makes missing nested keys NULL but also turns a nested value of the wrong
+ * type into NULL. A missing key and an explicit null both load as NULL. Blank messages are skipped.
  *
  * <p>When the statement fails, each message is tried on its own (only then) and a
  * {@link BadMessagesException} names every message that does not fit, its column and DuckDB's reason. Nothing
  * of the batch is written in that case.
  *
  * <p>Uses the caller's connection and must stay on the thread that owns it. Table names are single
- * identifiers, always quoted.
+ * identifiers, always quoted. Closing the loader frees its Arrow memory, not the connection.
  */
-public final class JsonBatchLoader {
-    private static final String RAW_TABLE = "mallard_raw";
-    private static final String RAW = "temp.main." + RAW_TABLE;
-    private static final Pattern NESTED = Pattern.compile("(?i)^\\s*(STRUCT|MAP|UNION)\\s*\\(.*|.*\\]\\s*$", Pattern.DOTALL);
+public final class JsonBatchLoader implements AutoCloseable {
     private static final int ERRORS_IN_MESSAGE = 3;
+    // One message as a parameter, named once even when two extractions read it.
+    private static final String ONE_LINE = "FROM (SELECT CAST(? AS VARCHAR) AS line)";
 
     private final DuckDBConnection connection;
     private final Function<Message, String> where;
+    private final BufferAllocator allocator = new RootAllocator();
 
     /** A loader that names messages by {@link Message#position()}. */
     public JsonBatchLoader(DuckDBConnection connection) {
@@ -61,7 +54,6 @@ public final class JsonBatchLoader {
     public JsonBatchLoader(DuckDBConnection connection, Function<Message, String> where) {
         this.connection = requireNonNull(connection, "connection is null");
         this.where = requireNonNull(where, "where is null");
-        execute("CREATE OR REPLACE TEMP TABLE " + RAW_TABLE + "(line VARCHAR)");
     }
 
     /**
@@ -84,9 +76,10 @@ public final class JsonBatchLoader {
             }
             names.append(SqlText.identifier(column.name()));
         }
+        Extraction extraction = new Extraction(columns, false);
         String sql = "INSERT INTO " + SqlText.identifier(targetTable) + " (" + names + ") "
-                + select(columns, false, "FROM " + RAW, "line");
-        return run(batch, columns, false, sql, "table \"" + targetTable + "\"");
+                + extraction.select("line", "FROM " + ArrowLines.VIEW);
+        return run(batch, extraction, sql, "table \"" + targetTable + "\"");
     }
 
     /**
@@ -107,9 +100,10 @@ public final class JsonBatchLoader {
                             + "empty object {}; send messages with at least one key, or declare the table and "
                             + "use handlers.StructuredBatch");
         }
+        Extraction extraction = new Extraction(columns, true);
         String sql = "CREATE OR REPLACE TEMP TABLE " + SqlText.identifier(table) + " AS "
-                + select(columns, true, "FROM " + RAW, "line");
-        return run(batch, columns, true, sql, "table \"" + table + "\"");
+                + extraction.select("line", "FROM " + ArrowLines.VIEW);
+        return run(batch, extraction, sql, "table \"" + table + "\"");
     }
 
     /** The columns of a table and their DuckDB types, in table order, as {@code DESCRIBE} reports them. */
@@ -130,70 +124,52 @@ public final class JsonBatchLoader {
         return List.copyOf(columns);
     }
 
-    private long run(List<Message> batch, List<Column> columns, boolean castAll, String sql, String target) {
-        execute("TRUNCATE " + RAW);
-        RuntimeException failure = null;
-        try {
-            List<BadMessage> bad = new ArrayList<>();
-            long rows = append(batch, bad);
-            if (!bad.isEmpty()) {
-                throw diagnose(batch, columns, castAll, bad, null, target);
-            }
-            try (Statement statement = connection.createStatement()) {
-                statement.execute(sql);
-            } catch (SQLException e) {
-                throw diagnose(batch, columns, castAll, bad, e, target);
-            }
-            return rows;
-        } catch (RuntimeException e) {
-            failure = e;
-            throw e;
-        } finally {
-            // Free the batch's text now rather than at the next batch, without hiding why the batch failed.
-            try {
-                execute("TRUNCATE " + RAW);
-            } catch (MallardException e) {
-                if (failure == null) {
-                    throw e;
-                }
-                failure.addSuppressed(e);
-            }
-        }
+    /** Frees the loader's Arrow memory. The connection stays open: it belongs to the caller. */
+    @Override
+    public void close() {
+        allocator.close();
     }
 
-    private long append(List<Message> batch, List<BadMessage> bad) {
-        long rows = 0;
-        try (DuckDBAppender appender = connection.createAppender("temp", "main", RAW_TABLE)) {
-            for (int i = 0; i < batch.size(); i++) {
-                Message message = batch.get(i);
-                byte[] value = message.value();
-                int kind = RawJson.classify(value);
-                if (kind == RawJson.OBJECT) {
-                    appender.beginRow().append(value).endRow();
-                    rows++;
-                } else if (kind != RawJson.BLANK) {
-                    bad.add(new BadMessage(i, message, where.apply(message), null, RawJson.describe(kind)));
-                }
+    private long run(List<Message> batch, Extraction extraction, String sql, String target) {
+        List<BadMessage> bad = new ArrayList<>();
+        List<byte[]> lines = new ArrayList<>(batch.size());
+        for (int i = 0; i < batch.size(); i++) {
+            Message message = batch.get(i);
+            int kind = RawJson.classify(message.value());
+            if (kind == RawJson.OBJECT) {
+                lines.add(message.value());
+            } else if (kind != RawJson.BLANK) {
+                bad.add(new BadMessage(i, message, where.apply(message), null, RawJson.describe(kind)));
             }
-        } catch (SQLException e) {
-            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED,
-                    "could not append a batch to DuckDB: " + firstLine(e), e);
         }
-        return rows;
+        if (!bad.isEmpty()) {
+            throw diagnose(batch, extraction, bad, null, target);
+        }
+        SQLException failure = null;
+        try (ArrowLines registered = ArrowLines.register(connection, allocator, lines);
+                Statement statement = connection.createStatement()) {
+            statement.execute(sql);
+        } catch (SQLException e) {
+            failure = e;
+        }
+        if (failure != null) {
+            throw diagnose(batch, extraction, bad, failure, target);
+        }
+        return lines.size();
     }
 
     /**
      * Finds the messages that made the statement fail by trying each one alone. Slow, and only run once the
      * batch has failed.
      */
-    private MallardException diagnose(List<Message> batch, List<Column> columns, boolean castAll,
-            List<BadMessage> known, SQLException cause, String target) {
+    private MallardException diagnose(List<Message> batch, Extraction extraction, List<BadMessage> known,
+            SQLException cause, String target) {
         List<BadMessage> bad = new ArrayList<>(known);
         boolean[] done = new boolean[batch.size()];
         for (BadMessage message : known) {
             done[message.index()] = true;
         }
-        String wholeSql = select(columns, castAll, "", "CAST(? AS VARCHAR)");
+        String wholeSql = extraction.select("line", ONE_LINE);
         PreparedStatement whole = null;
         try {
             for (int i = 0; i < batch.size(); i++) {
@@ -211,7 +187,7 @@ public final class JsonBatchLoader {
                     // DuckDB closes a statement that failed, so prepare a fresh one for the next message.
                     closeQuietly(whole);
                     whole = null;
-                    bad.add(locate(i, message, text, columns, castAll, e));
+                    bad.add(locate(i, message, text, extraction, e));
                 }
             }
         } catch (SQLException e) {
@@ -244,24 +220,19 @@ public final class JsonBatchLoader {
     }
 
     /** Names the first column whose expression fails for one message, or the message when it is not JSON. */
-    private BadMessage locate(int index, Message message, String text, List<Column> columns, boolean castAll,
-            SQLException failure) {
+    private BadMessage locate(int index, Message message, String text, Extraction extraction, SQLException failure) {
         String position = where.apply(message);
-        String paths = paths(columns);
-        try (PreparedStatement parse = connection.prepareStatement(
-                "SELECT json_extract(CAST(? AS VARCHAR), " + paths + ")")) {
+        try (PreparedStatement parse = connection.prepareStatement("SELECT CAST(? AS JSON)")) {
             evaluate(parse, text);
         } catch (SQLException e) {
             return new BadMessage(index, message, position, null, "the message is not valid JSON: " + firstLine(e));
         }
+        List<Column> columns = extraction.columns();
         for (int c = 0; c < columns.size(); c++) {
-            Column column = columns.get(c);
-            String sql = "SELECT " + expression(c + 1, column, castAll)
-                    + " FROM (SELECT json_extract(CAST(? AS VARCHAR), " + paths + ") AS j)";
-            try (PreparedStatement one = connection.prepareStatement(sql)) {
+            try (PreparedStatement one = connection.prepareStatement(extraction.selectOne(c, "line", ONE_LINE))) {
                 evaluate(one, text);
             } catch (SQLException e) {
-                return new BadMessage(index, message, position, column.name(), firstLine(e));
+                return new BadMessage(index, message, position, columns.get(c).name(), firstLine(e));
             }
         }
         return new BadMessage(index, message, position, null, firstLine(failure));
@@ -276,67 +247,10 @@ public final class JsonBatchLoader {
         }
     }
 
-    /** {@code SELECT <one expression per column> FROM (SELECT json_extract(<line>, [paths]) AS j <from>)}. */
-    private static String select(List<Column> columns, boolean castAll, String from, String line) {
-        StringBuilder sql = new StringBuilder("SELECT ");
-        for (int c = 0; c < columns.size(); c++) {
-            if (c > 0) {
-                sql.append(", ");
-            }
-            Column column = columns.get(c);
-            sql.append(expression(c + 1, column, castAll)).append(" AS ").append(SqlText.identifier(column.name()));
-        }
-        sql.append(" FROM (SELECT json_extract(").append(line).append(", ").append(paths(columns))
-                .append(") AS j");
-        if (!from.isEmpty()) {
-            sql.append(' ').append(from);
-        }
-        return sql.append(')').toString();
-    }
-
-    private static String paths(List<Column> columns) {
-        StringBuilder paths = new StringBuilder("[");
-        for (int c = 0; c < columns.size(); c++) {
-            if (c > 0) {
-                paths.append(", ");
-            }
-            paths.append(SqlText.literal(SqlText.topLevelPointer(columns.get(c).name())));
-        }
-        return paths.append(']').toString();
-    }
-
-    /** The expression that turns the column's extracted JSON ({@code j[index]}) into a value of its type. */
-    static String expression(int index, Column column, boolean castAll) {
-        String json = "j[" + index + "]";
-        String type = column.type().strip();
-        String upper = type.toUpperCase(Locale.ROOT);
-        String expression;
-        if (upper.equals("VARCHAR") || upper.equals("TEXT") || upper.equals("STRING")) {
-            expression = "(" + json + " ->> '$')";
-        } else if (upper.equals("JSON")) {
-            // json_extract gives a JSON null as the JSON text null; the column wants SQL NULL, as for a missing key.
-            expression = "nullif(" + json + ", 'null')";
-        } else if (NESTED.matcher(type).matches()) {
-            // The type as a JSON string is a structure json_transform accepts whole, so no type parsing here.
-            expression = "json_transform(" + json + ", " + SqlText.literal(SqlText.jsonString(type)) + ")";
-        } else {
-            return "CAST(" + json + " AS " + type + ")";
-        }
-        return castAll ? "CAST(" + expression + " AS " + type + ")" : expression;
-    }
-
     private static void requireColumns(List<Column> columns) {
         requireNonNull(columns, "columns is null");
         if (columns.isEmpty()) {
             throw new IllegalArgumentException("columns is empty");
-        }
-    }
-
-    private void execute(String sql) {
-        try (Statement statement = connection.createStatement()) {
-            statement.execute(sql);
-        } catch (SQLException e) {
-            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "DuckDB failed on " + sql + ": " + firstLine(e), e);
         }
     }
 

@@ -34,6 +34,7 @@ class JsonBatchLoaderTest {
 
     @AfterEach
     void close() throws SQLException {
+        loader.close();
         connection.close();
     }
 
@@ -179,13 +180,13 @@ class JsonBatchLoaderTest {
         BadMessagesException e = catchThrowableOfType(BadMessagesException.class,
                 () -> load("t", "{\"a\":\"x\",\"n\":1}", "{\"a\":\"y\",\"n\":\"abc\"}"));
         assertThat(e.errorCode()).isEqualTo(ErrorCode.USER_HANDLER_PARSE_FAILED);
-        assertThat(e.getMessage()).contains("events[0]@1").contains("\"n\"").contains("Failed to cast value")
+        assertThat(e.getMessage()).contains("events[0]@1").contains("\"n\"").contains("Could not convert string 'abc'")
                 .contains("table \"t\"");
         assertThat(e.badMessages()).singleElement().satisfies(bad -> {
             assertThat(bad.index()).isEqualTo(1);
             assertThat(bad.where()).isEqualTo("events[0]@1");
             assertThat(bad.column()).isEqualTo("n");
-            assertThat(bad.error()).contains("Failed to cast value to numerical: \"abc\"");
+            assertThat(bad.error()).contains("Conversion Error: Could not convert string 'abc' to INT32");
         });
         assertThat(rows("SELECT count(*) FROM t")).containsExactly(List.of(0L));
     }
@@ -241,13 +242,14 @@ class JsonBatchLoaderTest {
 
     @Test
     void aWhereFunctionNamesMessagesByLine() throws SQLException {
-        JsonBatchLoader byLine = new JsonBatchLoader(connection, m -> "line " + (m.offset() + 1));
         sql("CREATE TABLE t(n BIGINT)");
-        BadMessagesException e = catchThrowableOfType(BadMessagesException.class,
-                () -> byLine.load(batch("{\"n\":1}", "{\"n\":true}", "{\"n\":\"q\"}"), "t",
-                        JsonBatchLoader.describe(connection, "t")));
-        assertThat(e.getMessage()).contains("line 3, column \"n\"");
-        assertThat(e.badMessages()).extracting(BadMessage::where).containsExactly("line 3");
+        try (JsonBatchLoader byLine = new JsonBatchLoader(connection, m -> "line " + (m.offset() + 1))) {
+            BadMessagesException e = catchThrowableOfType(BadMessagesException.class,
+                    () -> byLine.load(batch("{\"n\":1}", "{\"n\":2}", "{\"n\":\"q\"}"), "t",
+                            JsonBatchLoader.describe(connection, "t")));
+            assertThat(e.getMessage()).contains("line 3, column \"n\"");
+            assertThat(e.badMessages()).extracting(BadMessage::where).containsExactly("line 3");
+        }
     }
 
     @Test
@@ -351,11 +353,42 @@ class JsonBatchLoaderTest {
 
     @Test
     void twoLoadersOnOneConnectionTakeTurns() throws SQLException {
-        JsonBatchLoader other = new JsonBatchLoader(connection);
+        try (JsonBatchLoader other = new JsonBatchLoader(connection)) {
+            sql("CREATE TABLE t(a BIGINT)");
+            load("t", "{\"a\":1}");
+            other.load(batch("{\"a\":2}"), "t", JsonBatchLoader.describe(connection, "t"));
+            load("t", "{\"a\":3}");
+        }
+        assertThat(rows("SELECT a FROM t")).containsExactly(List.of(1L), List.of(2L), List.of(3L));
+    }
+
+    @Test
+    void noViewIsLeftBehindAfterABatch() throws SQLException {
         sql("CREATE TABLE t(a BIGINT)");
         load("t", "{\"a\":1}");
-        other.load(batch("{\"a\":2}"), "t", JsonBatchLoader.describe(connection, "t"));
-        load("t", "{\"a\":3}");
-        assertThat(rows("SELECT a FROM t")).containsExactly(List.of(1L), List.of(2L), List.of(3L));
+        catchThrowableOfType(BadMessagesException.class, () -> load("t", "{\"a\":\"x\"}"));
+        assertThat(rows("SELECT count(*) FROM duckdb_views() WHERE view_name LIKE '%mallard%'")).containsExactly(List.of(0L));
+    }
+
+    @Test
+    void jsonColumnKeepsJsonNextToTypedColumns() throws SQLException {
+        sql("CREATE TABLE t(s VARCHAR, j JSON, n BIGINT)");
+        load("t", "{\"s\":\"a\",\"j\":\"b\",\"n\":1}", "{\"s\":{\"x\":1},\"j\":{\"x\":[1,null]},\"n\":2}",
+                "{\"j\":3.5}");
+        assertThat(rows("SELECT s, j::VARCHAR, n FROM t")).containsExactly(List.of("a", "\"b\"", 1L),
+                List.of("{\"x\":1}", "{\"x\":[1,null]}", 2L), Arrays.asList(null, "3.5", null));
+    }
+
+    @Test
+    void scalarCastsAreStrict() throws SQLException {
+        sql("CREATE TABLE t(n BIGINT, b BOOLEAN, d DOUBLE, ts TIMESTAMPTZ)");
+        for (String bad : List.of("{\"n\":\"abc\"}", "{\"n\":true}", "{\"n\":{\"x\":1}}", "{\"b\":\"maybe\"}",
+                "{\"d\":[1]}", "{\"ts\":\"yesterday\"}", "{\"n\":9223372036854775808}")) {
+            BadMessagesException e = catchThrowableOfType(BadMessagesException.class, () -> load("t", bad));
+            assertThat(e).as(bad).isNotNull();
+            assertThat(e.badMessages()).as(bad).singleElement().extracting(BadMessage::column).isNotNull();
+        }
+        load("t", "{\"n\":\"12\",\"b\":true,\"d\":1,\"ts\":\"2024-01-01 10:00:00+02\"}");
+        assertThat(rows("SELECT n, b, d, epoch(ts)::BIGINT FROM t")).containsExactly(List.of(12L, true, 1.0, 1704096000L));
     }
 }
