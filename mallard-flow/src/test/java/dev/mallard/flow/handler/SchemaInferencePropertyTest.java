@@ -25,7 +25,7 @@ import net.jqwik.api.lifecycle.AfterProperty;
 import net.jqwik.api.lifecycle.BeforeProperty;
 import org.duckdb.DuckDBConnection;
 
-class SchemaInferenceProperties {
+class SchemaInferencePropertyTest {
     private final ObjectMapper json = new ObjectMapper();
     private DuckDBConnection connection;
     private JsonBatchLoader loader;
