@@ -15,6 +15,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Statement;
@@ -166,7 +167,7 @@ final class HandlerBench implements Callable<Integer> {
             try (InputStream in = process.getInputStream()) {
                 ByteArrayOutputStream buffer = new ByteArrayOutputStream();
                 in.transferTo(buffer);
-                output = buffer.toString(java.nio.charset.StandardCharsets.UTF_8);
+                output = buffer.toString(StandardCharsets.UTF_8);
             }
             int exit = process.waitFor();
             double elapsed = (System.nanoTime() - started) / 1e9;

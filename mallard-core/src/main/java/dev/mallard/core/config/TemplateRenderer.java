@@ -62,6 +62,7 @@ public final class TemplateRenderer {
             if (supplied.contains(name) || !looksLikeVariable(name)) {
                 continue;
             }
+            boolean optional = readsOnlyOptionally(template, name);
             int line = lineOf(template, name);
             String similar = supplied.stream()
                     .filter(ConfigEnvironment::isSupplied)
@@ -73,12 +74,32 @@ public final class TemplateRenderer {
                 errors.add(new ConfigProblem(file, line, column(template, line, name), "", ErrorCode.USER_CONFIG_TEMPLATE_UNDEFINED,
                         "the template reads " + name + ", which is not set; did you mean " + similar
                                 + " (set, but never read)? Rename one of them."));
-            } else {
+            } else if (!optional) {
                 warnings.add(new ConfigProblem(file, line, column(template, line, name), "", ErrorCode.USER_CONFIG_TEMPLATE_UNDEFINED,
                         "the template reads " + name + ", which is not set: it renders empty unless the template gives a default"));
             }
         }
         return new Rendered(text, errors, warnings);
+    }
+
+    /**
+     * True when every mention of the name gives it a default ({@code X|default(...)}, {@code X|d(...)}) or
+     * only tests it ({@code {% if X %}}, {@code X is defined}): leaving it unset is then intended.
+     */
+    static boolean readsOnlyOptionally(String template, String name) {
+        java.util.regex.Matcher mention = java.util.regex.Pattern.compile("\\b" + java.util.regex.Pattern.quote(name) + "\\b").matcher(template);
+        boolean any = false;
+        while (mention.find()) {
+            any = true;
+            String after = template.substring(mention.end(), Math.min(template.length(), mention.end() + 40));
+            String before = template.substring(Math.max(0, mention.start() - 40), mention.start());
+            boolean defaulted = after.matches("(?s)\\s*\\|\\s*(default|d)\\s*\\(.*");
+            boolean tested = after.matches("(?s)\\s*is\\s+(not\\s+)?defined.*") || before.matches("(?s).*\\{%-?\\s*(el)?if\\s+(not\\s+)?$");
+            if (!defaulted && !tested) {
+                return false;
+            }
+        }
+        return any;
     }
 
     /** Jinja also looks up names such as {@code loop} or macro names; only report names a user could set. */

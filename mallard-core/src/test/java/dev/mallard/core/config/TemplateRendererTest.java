@@ -63,6 +63,19 @@ class TemplateRendererTest {
     }
 
     @Test
+    void anUnsetVariableWithADefaultOrOnlyTestedDoesNotWarn() {
+        TemplateRenderer.Rendered rendered = render(Map.of(),
+                "a: {{ SQLFLOW_A|default('x') }}\nb: {{ SQLFLOW_B | d(1) }}\n{% if SQLFLOW_C %}c: 1{% endif %}\n{% if SQLFLOW_D is defined %}d: 1{% endif %}");
+        assertThat(rendered.warnings()).isEmpty();
+        assertThat(rendered.text()).isEqualTo("a: x\nb: 1\n\n");
+    }
+
+    @Test
+    void aVariableWithADefaultInOnePlaceButNotAnotherStillWarns() {
+        assertThat(render(Map.of(), "a: {{ SQLFLOW_A|default('x') }}\nb: {{ SQLFLOW_A }}").warnings()).hasSize(1);
+    }
+
+    @Test
     void aBrokenTemplateIsAnError() {
         TemplateRenderer.Rendered rendered = render(Map.of(), "a: {% if %}");
         assertThat(rendered.errors()).isNotEmpty().allSatisfy(error ->
