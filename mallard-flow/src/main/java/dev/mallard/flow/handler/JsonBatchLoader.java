@@ -153,6 +153,11 @@ public final class JsonBatchLoader implements AutoCloseable {
             failure = e;
         }
         if (failure != null) {
+            if (isStatementError(failure)) {
+                throw new MallardException(ErrorCode.USER_HANDLER_SQL_FAILED,
+                        "loading a batch into " + target + " failed before reading any message: "
+                                + firstLine(failure) + "; check the table's name and column types", failure);
+            }
             throw diagnose(batch, extraction, bad, failure, target);
         }
         return lines.size();
@@ -236,6 +241,13 @@ public final class JsonBatchLoader implements AutoCloseable {
             }
         }
         return new BadMessage(index, message, position, null, firstLine(failure));
+    }
+
+    /** An error of the statement itself (a name, a type), which trying each message alone would blame on all. */
+    private static boolean isStatementError(SQLException e) {
+        String message = e.getMessage() == null ? "" : e.getMessage();
+        return message.startsWith("Binder Error") || message.startsWith("Catalog Error")
+                || message.startsWith("Parser Error");
     }
 
     private static void evaluate(PreparedStatement statement, String text) throws SQLException {

@@ -3,8 +3,9 @@ package dev.mallard.flow.handler;
 /**
  * Cheap checks on a message's bytes before they reach DuckDB, in one pass and without decoding.
  *
- * <p>The UTF-8 check is not optional: DuckDB's appender silently drops the rows of a chunk when one of its
- * VARCHAR values is not valid UTF-8, so an unchecked bad message would lose its whole batch without an error.
+ * <p>The UTF-8 check is not optional: DuckDB takes VARCHAR bytes on trust from its clients. Its appender was
+ * seen to drop the rows of a chunk silently when one value is not valid UTF-8, and an Arrow VARCHAR must be
+ * valid UTF-8 by Arrow's contract; an unchecked bad message could lose or corrupt its batch without an error.
  */
 final class RawJson {
     /** All whitespace (or empty): the message is skipped. */

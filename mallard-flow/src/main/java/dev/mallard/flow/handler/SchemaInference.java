@@ -176,16 +176,30 @@ public final class SchemaInference {
                 while (parser.nextToken() == JsonToken.FIELD_NAME) {
                     String name = parser.currentName();
                     Node field = node.fields.get(name);
+                    push(name);
                     if (field == null) {
+                        requireDistinctIgnoringCase(node, name);
                         field = new Node();
                         node.fields.put(name, field);
                     }
-                    push(name);
                     read(parser, parser.nextToken(), field);
                     depth--;
                 }
             }
             default -> throw new IllegalStateException("unexpected JSON token " + token);
+        }
+    }
+
+    // DuckDB matches struct field names without regard to case, so it rejects STRUCT("a" T, "A" T).
+    private void requireDistinctIgnoringCase(Node struct, String name) {
+        for (String existing : struct.fields.keySet()) {
+            if (existing.equalsIgnoreCase(name)) {
+                String field = pathText();
+                throw fail(where + ": field '" + field + "' differs from the field '" + existing
+                        + "' of earlier messages only in case, and DuckDB's struct field names ignore case. Use one "
+                        + "spelling of '" + field + "' in every message, or declare the table and use "
+                        + "handlers.StructuredBatch.");
+            }
         }
     }
 

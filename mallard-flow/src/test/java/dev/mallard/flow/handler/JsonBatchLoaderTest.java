@@ -262,6 +262,15 @@ class JsonBatchLoaderTest {
     }
 
     @Test
+    void anErrorOfTheStatementIsNotBlamedOnTheMessages() {
+        MallardException e = catchThrowableOfType(MallardException.class,
+                () -> loader.load(batch("{\"a\":1}"), "missing_table", List.of(new Column("a", "BIGINT"))));
+        assertThat(e).isNotInstanceOf(BadMessagesException.class);
+        assertThat(e.errorCode()).isEqualTo(ErrorCode.USER_HANDLER_SQL_FAILED);
+        assertThat(e.getMessage()).contains("\"missing_table\"").contains("Catalog Error");
+    }
+
+    @Test
     void identifiersAndKeysWithSpacesQuotesDotsAndMixedCaseAreQuoted() throws SQLException {
         sql("CREATE TABLE \"My \"\"Table\"\"\"(\"a b\" BIGINT, \"q\"\"t\" VARCHAR, \"MixedCase\" BIGINT, \"x.y\" BIGINT, "
                 + "\"s/l~\" BIGINT, \"it's\" VARCHAR, \"*\" BIGINT)");

@@ -173,6 +173,12 @@ class SchemaInferenceTest {
     }
 
     @Test
+    void nestedFieldsDifferingOnlyInCaseFailBecauseDuckDbStructsIgnoreCase() {
+        assertThat(failure("{\"p\":{\"city\":\"a\"}}", "{\"p\":{\"City\":\"b\"}}").getMessage())
+                .contains("line 2").contains("'p.City'").contains("'city'").contains("only in case");
+    }
+
+    @Test
     void blankLinesAreSkipped() {
         assertThat(infer("", "  \t\r\n", "{\"a\":1}", " ")).containsExactly(col("a", "BIGINT"));
     }
