@@ -180,11 +180,11 @@ class JsonBatchLoaderTest {
         BadMessagesException e = catchThrowableOfType(BadMessagesException.class,
                 () -> load("t", "{\"a\":\"x\",\"n\":1}", "{\"a\":\"y\",\"n\":\"abc\"}"));
         assertThat(e.errorCode()).isEqualTo(ErrorCode.USER_HANDLER_PARSE_FAILED);
-        assertThat(e.getMessage()).contains("events[0]@1").contains("\"n\"").contains("Could not convert string 'abc'")
+        assertThat(e.getMessage()).contains("events line 2").contains("\"n\"").contains("Could not convert string 'abc'")
                 .contains("table \"t\"");
         assertThat(e.badMessages()).singleElement().satisfies(bad -> {
             assertThat(bad.index()).isEqualTo(1);
-            assertThat(bad.where()).isEqualTo("events[0]@1");
+            assertThat(bad.where()).isEqualTo("events line 2");
             assertThat(bad.column()).isEqualTo("n");
             assertThat(bad.error()).contains("Conversion Error: Could not convert string 'abc' to INT32");
         });
@@ -213,10 +213,10 @@ class JsonBatchLoaderTest {
         sql("CREATE TABLE t(n BIGINT)");
         BadMessagesException e = catchThrowableOfType(BadMessagesException.class,
                 () -> load("t", "{\"n\":1}", "hello", "{\"n\":2"));
-        assertThat(e.badMessages()).extracting(BadMessage::where).containsExactly("events[0]@1", "events[0]@2");
+        assertThat(e.badMessages()).extracting(BadMessage::where).containsExactly("events line 2", "events line 3");
         assertThat(e.badMessages().get(0).error()).contains("not a JSON object");
         assertThat(e.badMessages().get(1).error()).contains("not valid JSON").contains("Malformed JSON");
-        assertThat(e.getMessage()).contains("events[0]@1").contains("events[0]@2");
+        assertThat(e.getMessage()).contains("events line 2").contains("events line 3");
     }
 
     @Test
@@ -235,7 +235,7 @@ class JsonBatchLoaderTest {
         BadMessagesException e = catchThrowableOfType(BadMessagesException.class,
                 () -> loader.load(messages, "t", JsonBatchLoader.describe(connection, "t")));
         assertThat(e.badMessages()).singleElement().satisfies(bad -> {
-            assertThat(bad.where()).isEqualTo("f[0]@1");
+            assertThat(bad.where()).isEqualTo("f line 2");
             assertThat(bad.error()).contains("UTF-8");
         });
     }
