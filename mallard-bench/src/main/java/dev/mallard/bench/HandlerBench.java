@@ -53,6 +53,12 @@ final class HandlerBench implements Callable<Integer> {
     @Option(names = "--jar", description = "The CLI jar for the dev invoke timing (default: mallard-cli/target/mallard.jar in the checkout).")
     Path jar = Path.of(System.getProperty("mallard.home", "."), "mallard-cli", "target", "mallard.jar");
 
+    @Option(names = "--threads", description = "DuckDB threads for the handler engine (default: DuckDB's, one per core).")
+    Integer threads;
+
+    @Option(names = "--skip-invoke", description = "Skip the dev invoke timing.")
+    boolean skipInvoke;
+
     @Option(names = "--json", description = "Print one JSON object instead of a table.")
     boolean json;
 
@@ -65,7 +71,7 @@ final class HandlerBench implements Callable<Integer> {
         }
         double structured = throughput(HandlerType.STRUCTURED_BATCH, all);
         double inferred = throughput(HandlerType.INFERRED_MEM_BATCH, all);
-        Optional<double[]> invoke = Files.isRegularFile(jar) ? Optional.of(devInvokeSeconds()) : Optional.empty();
+        Optional<double[]> invoke = !skipInvoke && Files.isRegularFile(jar) ? Optional.of(devInvokeSeconds()) : Optional.empty();
 
         ObjectNode result = new ObjectMapper().createObjectNode();
         result.put("batch_size", batchSize);
@@ -103,6 +109,11 @@ final class HandlerBench implements Callable<Integer> {
         try (Engine engine = Engine.inMemory()) {
             String sql;
             Optional<String> table = Optional.empty();
+            if (threads != null) {
+                try (Statement statement = engine.connection().createStatement()) {
+                    statement.execute("SET threads = " + threads);
+                }
+            }
             if (type == HandlerType.STRUCTURED_BATCH) {
                 try (Statement statement = engine.connection().createStatement()) {
                     statement.execute("CREATE TABLE events (ip VARCHAR, event VARCHAR, properties STRUCT(city VARCHAR, country VARCHAR), "

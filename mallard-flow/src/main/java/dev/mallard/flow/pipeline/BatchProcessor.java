@@ -32,12 +32,16 @@ public final class BatchProcessor {
         }
         long started = System.nanoTime();
         handler.write(batch);
+        long written = System.nanoTime();
         ResultTable result = handler.invoke();
+        long invoked = System.nanoTime();
         if (!result.isEmpty()) {
             sink.write(result);
             sink.flush();
         }
-        LOG.debug("batch processed messages={} rows={} micros={}", batch.size(), result.rows(), (System.nanoTime() - started) / 1000);
+        long flushed = System.nanoTime();
+        LOG.debug("batch processed messages={} rows={} write_micros={} invoke_micros={} sink_micros={}", batch.size(), result.rows(),
+                (written - started) / 1000, (invoked - written) / 1000, (flushed - invoked) / 1000);
         return result.rows();
     }
 }
