@@ -33,7 +33,9 @@ final class ConfigCommand implements Runnable {
         @Override
         public Integer call() {
             ValidationReport report = new PipelineValidator(ConfigEnvironment.fromSystem()).validate(config);
-            (report.sound() ? spec.commandLine().getOut() : spec.commandLine().getErr()).print(report.toText());
+            java.io.PrintWriter target = report.sound() ? spec.commandLine().getOut() : spec.commandLine().getErr();
+            target.print(report.toText());
+            target.flush();
             return report.exitCode().code();
         }
     }
@@ -46,6 +48,7 @@ final class ConfigCommand implements Runnable {
         @Override
         public Integer call() {
             spec.commandLine().getOut().print(new ConfigExample(PipelineConfigReader.schema()).render());
+            spec.commandLine().getOut().flush();
             return 0;
         }
     }

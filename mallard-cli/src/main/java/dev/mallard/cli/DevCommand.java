@@ -9,7 +9,12 @@ import java.io.FileOutputStream;
 import java.io.FileDescriptor;
 import java.io.OutputStream;
 import java.nio.file.Path;
+import dev.mallard.core.engine.Engine;
+import dev.mallard.flow.source.Message;
+import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
 
@@ -36,14 +41,33 @@ final class DevCommand implements Runnable {
 
         @Override
         public Integer call() throws Exception {
-            ConfigEnvironment environment = ConfigEnvironment.fromSystem();
-            PipelineConfigReader.Result result = new PipelineConfigReader(environment).read(config);
-            result.warnings().forEach(warning -> System.err.println("warning: " + warning.format()));
-            PipelineConfig pipeline = result.orThrow();
-            OutputStream out = new BufferedOutputStream(new FileOutputStream(FileDescriptor.out), 1 << 16);
-            DevInvoke.run(pipeline, fixture, environment, out);
-            out.flush();
-            return 0;
+            // DuckDB's native library and the fixture load while the template renders and the schema checks:
+            // they are independent, and a short command is mostly start-up.
+            CompletableFuture<Engine> engine = CompletableFuture.supplyAsync(Engine::inMemory);
+            CompletableFuture<List<Message>> batch = CompletableFuture.supplyAsync(() -> DevInvoke.readFixture(fixture));
+            try {
+                ConfigEnvironment environment = ConfigEnvironment.fromSystem();
+                PipelineConfigReader.Result result = new PipelineConfigReader(environment).read(config);
+                result.warnings().forEach(warning -> System.err.println("warning: " + warning.format()));
+                PipelineConfig pipeline = result.orThrow();
+                OutputStream out = new BufferedOutputStream(new FileOutputStream(FileDescriptor.out), 1 << 16);
+                DevInvoke.run(join(engine), pipeline, join(batch), environment, out);
+                out.flush();
+                return 0;
+            } finally {
+                engine.thenAccept(Engine::close);
+            }
+        }
+
+        private static <T> T join(CompletableFuture<T> future) {
+            try {
+                return future.join();
+            } catch (CompletionException e) {
+                if (e.getCause() instanceof RuntimeException cause) {
+                    throw cause;
+                }
+                throw e;
+            }
         }
     }
 }

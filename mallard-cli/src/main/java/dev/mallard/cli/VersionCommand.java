@@ -18,6 +18,7 @@ final class VersionCommand implements Callable<Integer> {
         for (String line : new Provider().getVersion()) {
             spec.commandLine().getOut().println(line);
         }
+        spec.commandLine().getOut().flush();
         return 0;
     }
 

@@ -27,18 +27,22 @@ public final class DevInvoke {
     private DevInvoke() {}
 
     public static long run(PipelineConfig config, Path fixture, ConfigEnvironment environment, OutputStream out) {
-        List<Message> batch = readFixture(fixture);
         try (Engine engine = Engine.inMemory()) {
-            PipelineSetup.run(config, engine.connection());
-            try (Handler handler = Handlers.create(config.pipeline().handler(), engine.connection(), environment);
-                    ConsoleSink console = new ConsoleSink(out, engine.allocator())) {
-                return new BatchProcessor(handler, console).process(batch);
-            }
+            return run(engine, config, readFixture(fixture), environment, out);
+        }
+    }
+
+    /** Runs on an engine the caller opened (the CLI opens it while the config is still being read). */
+    public static long run(Engine engine, PipelineConfig config, List<Message> batch, ConfigEnvironment environment, OutputStream out) {
+        PipelineSetup.run(config, engine.connection());
+        try (Handler handler = Handlers.create(config.pipeline().handler(), engine.connection(), environment);
+                ConsoleSink console = new ConsoleSink(out, engine.allocator())) {
+            return new BatchProcessor(handler, console).process(batch);
         }
     }
 
     /** One message per line; the split is on raw bytes so no line is decoded twice. */
-    static List<Message> readFixture(Path fixture) {
+    public static List<Message> readFixture(Path fixture) {
         byte[] bytes;
         try (InputStream in = Files.newInputStream(fixture)) {
             bytes = in.readAllBytes();

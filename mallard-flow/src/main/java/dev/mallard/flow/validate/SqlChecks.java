@@ -189,7 +189,10 @@ final class SqlChecks implements AutoCloseable {
         String message = firstLine(e);
         boolean mayDependOnSkipped = !notRun.isEmpty()
                 && (message.startsWith("Catalog Error") || message.startsWith("Binder Error") || message.startsWith("IO Error"));
-        if (mayDependOnSkipped) {
+        if (message.startsWith("IO Error")) {
+            outcome.warnings().add(problem(path, script, statement, message
+                    + " (a file that is not here may exist where the pipeline runs; not checked further)"));
+        } else if (mayDependOnSkipped) {
             outcome.warnings().add(problem(path, script, statement, message + " (not checked further: it may depend on "
                     + String.join(", ", notRun) + ", which validate does not run)"));
         } else {

@@ -156,4 +156,12 @@ class PipelineValidatorTest {
         assertThat(report.errors()).isEmpty();
         assertThat(target).doesNotExist();
     }
+
+    @Test
+    void aFileThatIsNotHereIsAWarningNotAFault() {
+        ValidationReport report = validate("commands:\n  - name: load\n    sql: CREATE TABLE t AS SELECT * FROM read_csv('/nonexistent/cities.csv')\n"
+                + "pipeline:\n  batch_size: 1\n" + SOURCE + "  handler: {type: handlers.InferredMemBatch, sql: SELECT 1}\n  sink: {type: console}\n");
+        assertThat(report.errors()).isEmpty();
+        assertThat(report.warnings()).extracting(ConfigProblem::message).anyMatch(m -> m.contains("IO Error") && m.contains("where the pipeline runs"));
+    }
 }
