@@ -7,6 +7,7 @@ import picocli.CommandLine.Command;
         versionProvider = VersionCommand.Provider.class,
         description = "Stream pipelines, a DuckDB server and incremental views on embedded DuckDB.",
         subcommands = {
+            RunCommand.class,
             DevCommand.class,
             ValidateCommand.class,
             ConfigCommand.class,

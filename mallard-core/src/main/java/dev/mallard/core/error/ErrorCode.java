@@ -31,10 +31,14 @@ public enum ErrorCode {
             "A message is not JSON, or a value does not fit the handler's table or inferred schema."),
     USER_HANDLER_SQL_FAILED("user.handler.sql_failed", ExitCode.USER_FAULT,
             "The handler's SQL failed while running over a batch."),
+    USER_SINK_KEY_NULL("user.sink.key_null", ExitCode.USER_FAULT,
+            "The Kafka sink's key column is null in a result row."),
     USER_STATE_LOCKED("user.state.locked", ExitCode.USER_FAULT,
             "The state database file is held by another process."),
     USER_ARGUMENT_INVALID("user.cli.argument_invalid", ExitCode.USAGE,
             "A command-line argument is missing or malformed."),
+    SYSTEM_SOURCE_FAILED("system.source.failed", ExitCode.SYSTEM_FAULT,
+            "The source failed: the broker refused the consumer or the connection broke beyond its retries."),
     SYSTEM_SINK_UNREACHABLE("system.sink.unreachable", ExitCode.SINK_UNREACHABLE,
             "The sink's service could not be reached within the retry ladder."),
     SYSTEM_SINK_WRITE_FAILED("system.sink.write_failed", ExitCode.SYSTEM_FAULT,
@@ -43,6 +47,8 @@ public enum ErrorCode {
             "A file or directory Mallard needs could not be read or written."),
     SYSTEM_ENGINE_FAILED("system.engine.failed", ExitCode.SYSTEM_FAULT,
             "DuckDB failed for a reason that is not the user's SQL."),
+    SYSTEM_DRAIN_INCOMPLETE("system.pipeline.drain_incomplete", ExitCode.INCOMPLETE_DRAIN,
+            "On SIGTERM/SIGINT the pipeline could not write and commit its buffered batch within drain_deadline_seconds."),
     SYSTEM_INTERNAL("system.internal.defect", ExitCode.SYSTEM_FAULT,
             "A defect in Mallard: please report it with the log.");
 

@@ -2,6 +2,7 @@ package dev.mallard.flow.handler;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.mallard.core.error.MallardException;
 import dev.mallard.flow.sink.ResultTable;
 import dev.mallard.flow.source.Message;
 import java.util.HashSet;
@@ -39,9 +40,19 @@ final class InferredMemBatchHandler implements Handler {
     /** Shared with the disk handler: the columns of a batch, warning once per top-level key left out. */
     static List<Column> infer(SchemaInference inference, List<Message> batch, Set<String> warnedKeys) {
         inference.reset();
-        for (Message message : batch) {
+        for (int i = 0; i < batch.size(); i++) {
+            Message message = batch.get(i);
             if (!message.isBlank()) {
-                inference.add(message.value(), message.position());
+                try {
+                    inference.add(message.value(), message.position());
+                } catch (BadMessagesException e) {
+                    throw e;
+                } catch (MallardException e) {
+                    // Name the message so an on_error policy can set it aside and load the rest.
+                    inference.reset();
+                    throw new BadMessagesException(e.getMessage(),
+                            List.of(new BadMessage(i, message, message.position(), null, e.getMessage())), e);
+                }
             }
         }
         for (String key : inference.droppedTopLevelKeys()) {

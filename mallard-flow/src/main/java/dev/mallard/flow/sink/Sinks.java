@@ -15,8 +15,9 @@ public final class Sinks {
             case "console" -> new ConsoleSink(console, allocator);
             case "noop" -> new NoopSink();
             case "sqlcommand" -> new SqlCommandSink(config.sql(), config.substitutions());
+            case "kafka" -> new KafkaSink(config.settings(), config.retry(), allocator);
             default -> throw new MallardException(ErrorCode.USER_CONFIG_UNSUPPORTED, "sink type " + config.type()
-                    + " is accepted by validate but cannot run in this version of Mallard; use console, noop or sqlcommand");
+                    + " is accepted by validate but cannot run in this version of Mallard; use console, noop, sqlcommand or kafka");
         };
     }
 }

@@ -1,0 +1,121 @@
+package dev.mallard.cli;
+
+import dev.mallard.core.config.ConfigEnvironment;
+import dev.mallard.core.error.ErrorCode;
+import dev.mallard.core.error.ExitCode;
+import dev.mallard.core.error.MallardException;
+import dev.mallard.flow.config.PipelineConfig;
+import dev.mallard.flow.config.PipelineConfigReader;
+import dev.mallard.flow.pipeline.PipelineRunner;
+import java.io.BufferedOutputStream;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+@Command(name = "run", description = {
+    "Run a pipeline: consume, batch, run the handler, write and flush the sink, commit.",
+    "SIGTERM or SIGINT drains: the buffered batch is written and committed, then the process exits 0",
+    "(15 when that takes longer than pipeline.drain_deadline_seconds)."})
+final class RunCommand implements Callable<Integer> {
+    private static final Logger LOG = LoggerFactory.getLogger(RunCommand.class);
+
+    @Parameters(index = "0", arity = "0..1", paramLabel = "<config>", description = "The pipeline configuration.")
+    Path positional;
+
+    @Option(names = {"-c", "--config"}, paramLabel = "<config>", description = "The pipeline configuration (instead of the positional form).")
+    Path option;
+
+    @Option(names = {"--max-msgs", "--max-msgs-to-process"}, paramLabel = "N", defaultValue = "0",
+            description = "Stop after N messages, running the final partial batch; 0 runs until stopped.")
+    long maxMessages;
+
+    @Option(names = "--stats-json", paramLabel = "PATH", description = "Write {\"messages_consumed\":N,\"num_errors\":N} here at exit.")
+    Path statsJson;
+
+    @Override
+    public Integer call() throws Exception {
+        Path config = option != null ? option : positional;
+        if (config == null) {
+            throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "name the pipeline configuration: mallard run <config> or mallard run -c <config>");
+        }
+        ConfigEnvironment environment = ConfigEnvironment.fromSystem();
+        PipelineConfigReader.Result result = new PipelineConfigReader(environment).read(config);
+        result.warnings().forEach(warning -> System.err.println("warning: " + warning.format()));
+        PipelineConfig pipeline = result.orThrow();
+        OutputStream out = new BufferedOutputStream(new FileOutputStream(FileDescriptor.out), 1 << 16);
+        PipelineRunner runner = new PipelineRunner(pipeline, environment, new PipelineRunner.Options(maxMessages, out));
+
+        AtomicReference<RuntimeException> failure = new AtomicReference<>();
+        Thread pipelineThread = Thread.ofPlatform().name("pipeline").unstarted(() -> {
+            try {
+                runner.run();
+            } catch (RuntimeException e) {
+                failure.set(e);
+            }
+        });
+        AtomicBoolean finished = new AtomicBoolean();
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> drain(runner, pipelineThread, finished, failure, out,
+                pipeline.pipeline().drainDeadlineSeconds()), "drain"));
+        pipelineThread.start();
+        pipelineThread.join();
+        finished.set(true);
+        out.flush();
+        writeStats(runner);
+        if (failure.get() != null) {
+            throw failure.get();
+        }
+        return 0;
+    }
+
+    /** On SIGTERM/SIGINT: stop consuming, let the pipeline write and commit what it holds, exit 0 or 15. */
+    private void drain(PipelineRunner runner, Thread pipelineThread, AtomicBoolean finished, AtomicReference<RuntimeException> failure,
+            OutputStream out, int deadlineSeconds) {
+        if (finished.get() || !pipelineThread.isAlive()) {
+            return;
+        }
+        LOG.info("stop requested: draining deadline_seconds={}", deadlineSeconds);
+        runner.requestStop();
+        try {
+            pipelineThread.join(deadlineSeconds * 1000L);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        int exit;
+        if (pipelineThread.isAlive()) {
+            LOG.error("{}: the buffered batch was not written and committed within {} s; it will be read again on restart",
+                    ErrorCode.SYSTEM_DRAIN_INCOMPLETE.code(), deadlineSeconds);
+            exit = ExitCode.INCOMPLETE_DRAIN.code();
+        } else if (failure.get() instanceof MallardException e) {
+            System.err.println("error: " + e.describe());
+            exit = e.errorCode().exitCode().code();
+        } else {
+            exit = failure.get() == null ? ExitCode.OK.code() : ExitCode.SYSTEM_FAULT.code();
+        }
+        try {
+            out.flush();
+            writeStats(runner);
+        } catch (IOException e) {
+            LOG.warn("could not write at exit error={}", e.toString());
+        }
+        System.err.flush();
+        // halt: exit() from a shutdown hook would wait for this very hook.
+        Runtime.getRuntime().halt(exit);
+    }
+
+    private void writeStats(PipelineRunner runner) throws IOException {
+        if (statsJson != null) {
+            Files.writeString(statsJson, runner.outcome().toJson() + "\n");
+        }
+    }
+}

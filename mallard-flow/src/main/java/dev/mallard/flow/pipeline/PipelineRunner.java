@@ -1,0 +1,325 @@
+package dev.mallard.flow.pipeline;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.mallard.core.config.ConfigEnvironment;
+import dev.mallard.core.engine.Engine;
+import dev.mallard.core.error.ErrorCode;
+import dev.mallard.core.error.MallardException;
+import dev.mallard.flow.config.PipelineConfig;
+import dev.mallard.flow.config.PipelineConfig.ErrorPolicy;
+import dev.mallard.flow.handler.BadMessage;
+import dev.mallard.flow.handler.BadMessagesException;
+import dev.mallard.flow.handler.Handler;
+import dev.mallard.flow.handler.Handlers;
+import dev.mallard.flow.sink.ResultTable;
+import dev.mallard.flow.sink.Sink;
+import dev.mallard.flow.sink.Sinks;
+import dev.mallard.flow.source.KafkaSource;
+import dev.mallard.flow.source.Message;
+import dev.mallard.flow.source.Source;
+import dev.mallard.flow.source.Source.Partition;
+import dev.mallard.flow.state.OffsetStore;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@code mallard run}: consume, batch, handle, write and flush, commit. One thread owns the pipeline and its
+ * DuckDB connection. With a state path, each batch's handler writes and the offsets that produced them
+ * commit in one DuckDB transaction after the sink flushed; the source's own offsets are committed after that,
+ * and only up to what was processed.
+ */
+public final class PipelineRunner {
+    private static final Logger LOG = LoggerFactory.getLogger(PipelineRunner.class);
+    private static final Duration POLL_SLICE = Duration.ofMillis(200);
+
+    /** Options from the command line. {@code maxMessages} 0 means no limit. */
+    public record Options(long maxMessages, OutputStream console) {
+        public Options {
+            requireNonNull(console, "console is null");
+        }
+    }
+
+    /** What a run did, for {@code --stats-json}. */
+    public record Outcome(long messagesConsumed, long numErrors) {
+        public String toJson() {
+            return "{\"messages_consumed\":" + messagesConsumed + ",\"num_errors\":" + numErrors + "}";
+        }
+    }
+
+    /** Builds the source once the state (and its stored offsets) is open; tests pass their own. */
+    public interface SourceFactory {
+        Source open(PipelineConfig config, Function<Partition, Optional<Long>> storedOffsets);
+    }
+
+    private final PipelineConfig config;
+    private final ConfigEnvironment environment;
+    private final Options options;
+    private final SourceFactory sources;
+    private volatile boolean stopRequested;
+    private long consumed;
+    private long errors;
+
+    public PipelineRunner(PipelineConfig config, ConfigEnvironment environment, Options options) {
+        this(config, environment, options, PipelineRunner::openSource);
+    }
+
+    public PipelineRunner(PipelineConfig config, ConfigEnvironment environment, Options options, SourceFactory sources) {
+        this.config = requireNonNull(config, "config is null");
+        this.environment = requireNonNull(environment, "environment is null");
+        this.options = requireNonNull(options, "options is null");
+        this.sources = requireNonNull(sources, "sources is null");
+    }
+
+    static Source openSource(PipelineConfig config, Function<Partition, Optional<Long>> storedOffsets) {
+        PipelineConfig.SourceConfig source = config.pipeline().source();
+        if (!source.type().equals("kafka")) {
+            throw new MallardException(ErrorCode.USER_CONFIG_UNSUPPORTED, "source type " + source.type()
+                    + " cannot run in this version of Mallard; use kafka");
+        }
+        return new KafkaSource(source.settings(), config.pipeline().batchSize(), storedOffsets);
+    }
+
+    /** Asks the run to stop: the batch being gathered is processed and committed, then {@link #run} returns. */
+    public void requestStop() {
+        stopRequested = true;
+    }
+
+    public Outcome outcome() {
+        return new Outcome(consumed, errors);
+    }
+
+    public Outcome run() {
+        PipelineConfig.Pipeline pipeline = config.pipeline();
+        Optional<Path> statePath = pipeline.statePath().map(Path::of);
+        statePath.ifPresent(PipelineRunner::createParent);
+        try (Engine engine = statePath.map(Engine::onFile).orElseGet(Engine::inMemory)) {
+            PipelineSetup.run(config, engine.connection());
+            Optional<OffsetStore> offsets = statePath.map(ignored -> new OffsetStore(engine.connection()));
+            try (Source source = sources.open(config, partition -> offsets.flatMap(store -> store.next(partition)));
+                    Handler handler = Handlers.create(pipeline.handler(), engine.connection(), environment);
+                    Sink sink = Sinks.create(pipeline.sink(), options.console(), engine.allocator());
+                    Sink dlq = pipeline.onError().dlq().map(d -> Sinks.create(d, options.console(), engine.allocator())).orElse(null)) {
+                LOG.info("pipeline started name={} batch_size={} state={}", pipeline.name(), pipeline.batchSize(),
+                        statePath.map(Path::toString).orElse("none"));
+                Batcher batcher = new Batcher(engine, offsets, handler, sink, dlq);
+                while (true) {
+                    List<Message> batch = gather(source);
+                    if (!batch.isEmpty()) {
+                        batcher.process(batch, source);
+                    }
+                    if (stopRequested || limitReached()) {
+                        break;
+                    }
+                }
+                LOG.info("pipeline stopped name={} messages={} errors={}", pipeline.name(), consumed, errors);
+            }
+        }
+        return outcome();
+    }
+
+    private boolean limitReached() {
+        return options.maxMessages() > 0 && consumed >= options.maxMessages();
+    }
+
+    /** Up to batch_size messages, or what arrived within flush_interval_seconds, or what arrived before a stop. */
+    private List<Message> gather(Source source) {
+        int batchSize = config.pipeline().batchSize();
+        long remaining = options.maxMessages() > 0 ? options.maxMessages() - consumed : Long.MAX_VALUE;
+        List<Message> batch = new ArrayList<>();
+        long deadline = System.nanoTime() + Duration.ofSeconds(config.pipeline().flushIntervalSeconds()).toNanos();
+        while (batch.size() < batchSize && batch.size() < remaining && !stopRequested) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                break;
+            }
+            int want = (int) Math.min(batchSize - batch.size(), remaining - batch.size());
+            batch.addAll(source.poll(Duration.ofNanos(Math.min(left, POLL_SLICE.toNanos())), want));
+        }
+        return batch;
+    }
+
+    /** One batch through handler, sink, state and source, applying the on_error policy. */
+    private final class Batcher {
+        private final Engine engine;
+        private final Optional<OffsetStore> offsets;
+        private final Handler handler;
+        private final Sink sink;
+        private final Sink dlq;
+        private final ErrorPolicy policy = config.pipeline().onError().policy();
+
+        Batcher(Engine engine, Optional<OffsetStore> offsets, Handler handler, Sink sink, Sink dlq) {
+            this.engine = engine;
+            this.offsets = offsets;
+            this.handler = handler;
+            this.sink = sink;
+            this.dlq = dlq;
+        }
+
+        void process(List<Message> batch, Source source) {
+            Map<Partition, Long> next = nextOffsets(batch);
+            boolean transactional = offsets.isPresent();
+            // Loading runs outside the state transaction: a message that does not fit aborts the statement, and
+            // finding it needs a working connection. What it writes (the batch table) is rewritten every batch.
+            List<Message> loadable = write(batch);
+            try {
+                if (transactional) {
+                    execute("BEGIN TRANSACTION");
+                }
+                if (!loadable.isEmpty()) {
+                    ResultTable result = invoke(loadable);
+                    if (result != null && !result.isEmpty()) {
+                        sink.write(result);
+                        sink.flush();
+                    }
+                }
+                if (transactional) {
+                    offsets.get().record(next);
+                    execute("COMMIT");
+                }
+            } catch (RuntimeException e) {
+                if (transactional) {
+                    rollback();
+                }
+                throw e;
+            }
+            source.commit(next);
+            consumed += batch.size();
+        }
+
+        /** handler.write; bad messages go by the policy and the rest are loaded. */
+        private List<Message> write(List<Message> batch) {
+            List<Message> remaining = batch;
+            while (true) {
+                if (remaining.stream().allMatch(Message::isBlank)) {
+                    return List.of();
+                }
+                try {
+                    handler.write(remaining);
+                    return remaining;
+                } catch (BadMessagesException e) {
+                    if (policy == ErrorPolicy.RAISE) {
+                        throw e;
+                    }
+                    errors += e.badMessages().size();
+                    List<Map.Entry<Message, String>> failed = new ArrayList<>();
+                    Set<Integer> bad = new HashSet<>();
+                    for (BadMessage message : e.badMessages()) {
+                        bad.add(message.index());
+                        failed.add(Map.entry(message.message(), message.describe()));
+                        LOG.warn("message set aside policy={} phase=handler.write position={} error={}", policy, message.where(), message.error());
+                    }
+                    deadLetters(failed, "handler.write");
+                    List<Message> rest = new ArrayList<>(remaining.size());
+                    for (int i = 0; i < remaining.size(); i++) {
+                        if (!bad.contains(i)) {
+                            rest.add(remaining.get(i));
+                        }
+                    }
+                    remaining = rest;
+                }
+            }
+        }
+
+        /** handler.invoke; a failed batch goes by the policy (IGNORE skips it, DLQ sends its messages). */
+        private ResultTable invoke(List<Message> batch) {
+            try {
+                return handler.invoke();
+            } catch (MallardException e) {
+                if (policy == ErrorPolicy.RAISE || e.errorCode() != ErrorCode.USER_HANDLER_SQL_FAILED) {
+                    throw e;
+                }
+                errors += 1;
+                if (offsets.isPresent()) {
+                    // The failed statement aborted the transaction; the batch's offsets still commit in a new one.
+                    rollback();
+                    execute("BEGIN TRANSACTION");
+                }
+                LOG.warn("batch set aside policy={} phase=handler.invoke messages={} error={}", policy, batch.size(), e.getMessage());
+                List<Map.Entry<Message, String>> failed = new ArrayList<>();
+                for (Message message : batch) {
+                    failed.add(Map.entry(message, e.getMessage()));
+                }
+                deadLetters(failed, "handler.invoke");
+                return null;
+            }
+        }
+
+        /** DLQ rows: error, message, phase, timestamp (UTC ISO-8601); nothing under IGNORE. */
+        private void deadLetters(List<Map.Entry<Message, String>> failed, String phase) {
+            if (policy != ErrorPolicy.DLQ || failed.isEmpty()) {
+                return;
+            }
+            try (Statement statement = engine.connection().createStatement()) {
+                statement.execute("CREATE OR REPLACE TEMP TABLE mallard_dlq (error VARCHAR, message VARCHAR, phase VARCHAR, timestamp VARCHAR)");
+                try (PreparedStatement insert = engine.connection().prepareStatement("INSERT INTO mallard_dlq VALUES (?, ?, ?, ?)")) {
+                    String now = Instant.now().toString();
+                    for (Map.Entry<Message, String> entry : failed) {
+                        insert.setString(1, entry.getValue());
+                        insert.setString(2, new String(entry.getKey().value(), StandardCharsets.UTF_8));
+                        insert.setString(3, phase);
+                        insert.setString(4, now);
+                        insert.addBatch();
+                    }
+                    insert.executeBatch();
+                }
+            } catch (SQLException e) {
+                throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot stage dead letters: " + e.getMessage(), e);
+            }
+            dlq.write(new ResultTable(engine.connection(), "mallard_dlq", failed.size()));
+            dlq.flush();
+        }
+
+        private void execute(String sql) {
+            try (Statement statement = engine.connection().createStatement()) {
+                statement.execute(sql);
+            } catch (SQLException e) {
+                throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "state " + sql + " failed: " + e.getMessage(), e);
+            }
+        }
+
+        private void rollback() {
+            try (Statement statement = engine.connection().createStatement()) {
+                statement.execute("ROLLBACK");
+            } catch (SQLException e) {
+                LOG.warn("rollback failed error={}", e.toString());
+            }
+        }
+    }
+
+    static Map<Partition, Long> nextOffsets(List<Message> batch) {
+        Map<Partition, Long> next = new HashMap<>();
+        for (Message message : batch) {
+            if (message.partition() >= 0) {
+                next.merge(new Partition(message.topic(), message.partition()), message.offset() + 1, Math::max);
+            }
+        }
+        return next;
+    }
+
+    private static void createParent(Path state) {
+        Path parent = state.toAbsolutePath().getParent();
+        try {
+            Files.createDirectories(parent);
+        } catch (java.io.IOException e) {
+            throw new MallardException(ErrorCode.SYSTEM_IO_FAILED, "cannot create the state directory " + parent + ": " + e.getMessage(), e);
+        }
+    }
+}

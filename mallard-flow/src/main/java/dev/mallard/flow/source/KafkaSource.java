@@ -1,0 +1,131 @@
+package dev.mallard.flow.source;
+
+import static java.util.Objects.requireNonNull;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.mallard.core.error.ErrorCode;
+import dev.mallard.core.error.MallardException;
+import dev.mallard.flow.kafka.KafkaClientSettings;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.function.Function;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A Kafka topic subscription in a consumer group. Offsets are committed only through {@link #commit},
+ * never automatically, and only up to what the pipeline processed, never to where the consumer read ahead.
+ * With durable state the pipeline's own offsets win: they are applied as partitions are assigned.
+ */
+public final class KafkaSource implements Source {
+    private static final Logger LOG = LoggerFactory.getLogger(KafkaSource.class);
+
+    private final KafkaConsumer<byte[], byte[]> consumer;
+    private final ArrayDeque<ConsumerRecord<byte[], byte[]>> buffered = new ArrayDeque<>();
+    private final String where;
+
+    /**
+     * @param storedOffsets the next offset per partition recorded in the pipeline's state, applied on assignment
+     */
+    public KafkaSource(JsonNode block, int maxPollRecords, Function<Partition, java.util.Optional<Long>> storedOffsets) {
+        requireNonNull(block, "block is null");
+        requireNonNull(storedOffsets, "storedOffsets is null");
+        this.where = "pipeline.source.kafka";
+        Properties properties = KafkaClientSettings.common(block, where);
+        properties.put(ConsumerConfig.GROUP_ID_CONFIG, block.path("group_id").asText());
+        properties.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, block.path("auto_offset_reset").asText("earliest"));
+        properties.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        properties.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, Integer.toString(Math.max(1, maxPollRecords)));
+        JsonNode fetch = block.path("fetch");
+        properties.put(ConsumerConfig.FETCH_MAX_BYTES_CONFIG, Integer.toString(fetch.path("max_bytes").asInt(4 << 20)));
+        properties.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, Integer.toString(fetch.path("max_partition_bytes").asInt(1 << 20)));
+        properties.put(ConsumerConfig.CLIENT_ID_CONFIG, "mallard-" + block.path("group_id").asText());
+        this.consumer = new KafkaConsumer<>(properties, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        List<String> topics = new ArrayList<>();
+        block.path("topics").forEach(topic -> topics.add(topic.asText()));
+        consumer.subscribe(topics, new ConsumerRebalanceListener() {
+            @Override
+            public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+                // Records read ahead from a revoked partition belong to its next owner.
+                buffered.removeIf(record -> partitions.contains(new TopicPartition(record.topic(), record.partition())));
+            }
+
+            @Override
+            public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+                for (TopicPartition partition : partitions) {
+                    storedOffsets.apply(new Partition(partition.topic(), partition.partition())).ifPresent(offset -> {
+                        LOG.info("resuming from the state file's offset topic={} partition={} offset={}", partition.topic(), partition.partition(), offset);
+                        consumer.seek(partition, offset);
+                    });
+                }
+            }
+        });
+    }
+
+    @Override
+    public List<Message> poll(Duration timeout, int max) {
+        if (buffered.isEmpty()) {
+            try {
+                consumer.poll(timeout).forEach(buffered::add);
+            } catch (KafkaException e) {
+                throw new MallardException(ErrorCode.SYSTEM_SOURCE_FAILED, "kafka source: " + e.getMessage(), e);
+            }
+        }
+        List<Message> messages = new ArrayList<>(Math.min(max, buffered.size()));
+        while (messages.size() < max && !buffered.isEmpty()) {
+            ConsumerRecord<byte[], byte[]> record = buffered.poll();
+            messages.add(new Message(record.topic(), record.partition(), record.offset(), record.key(),
+                    record.value() == null ? new byte[0] : record.value()));
+        }
+        return messages;
+    }
+
+    @Override
+    public void commit(Map<Partition, Long> nextOffsets) {
+        if (nextOffsets.isEmpty()) {
+            return;
+        }
+        Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+        nextOffsets.forEach((partition, offset) -> offsets.put(new TopicPartition(partition.topic(), partition.partition()), new OffsetAndMetadata(offset)));
+        try {
+            consumer.commitSync(offsets);
+        } catch (KafkaException e) {
+            // The batch is processed; a failed commit means it may be read again after a restart, which the
+            // state file's offsets (when there is one) already cover.
+            LOG.warn("offset commit failed; the batch may be redelivered error={}", e.toString());
+        }
+    }
+
+    /** Messages per partition not yet read, for the consumer_lag gauge. */
+    public Map<Partition, Long> lag() {
+        Map<Partition, Long> lag = new HashMap<>();
+        for (TopicPartition partition : consumer.assignment()) {
+            consumer.currentLag(partition).ifPresent(value -> lag.put(new Partition(partition.topic(), partition.partition()), value));
+        }
+        return lag;
+    }
+
+    @Override
+    public void close() {
+        consumer.close(org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ofSeconds(5)));
+    }
+
+    @Override
+    public String toString() {
+        return where;
+    }
+}

@@ -1,0 +1,33 @@
+package dev.mallard.flow.source;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Where a pipeline's messages come from. One pipeline thread calls it; {@link #commit} is called only after
+ * the batch holding those positions has been handled, written, flushed and (with a state path) committed.
+ */
+public interface Source extends AutoCloseable {
+    /**
+     * Up to {@code max} messages, waiting at most {@code timeout} when none are ready; may return fewer or none.
+     */
+    List<Message> poll(Duration timeout, int max);
+
+    /**
+     * Records that everything before these positions is processed. Keys are {@code topic} and partition,
+     * values the next offset to read (the last processed offset + 1).
+     */
+    void commit(Map<Partition, Long> nextOffsets);
+
+    /** A topic partition: the unit of ordering and of offsets. */
+    record Partition(String topic, int partition) {
+        @Override
+        public String toString() {
+            return topic + "[" + partition + "]";
+        }
+    }
+
+    @Override
+    void close();
+}

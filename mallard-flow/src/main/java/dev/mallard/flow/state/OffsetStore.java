@@ -1,0 +1,66 @@
+package dev.mallard.flow.state;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.mallard.core.error.ErrorCode;
+import dev.mallard.core.error.MallardException;
+import dev.mallard.flow.source.Source.Partition;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import org.duckdb.DuckDBConnection;
+
+/**
+ * The source positions a pipeline's state reflects, kept in {@code sqlflow_offsets} beside the handler's
+ * tables and written in the same transaction as the batch that advanced them.
+ */
+public final class OffsetStore {
+    public static final String TABLE = "sqlflow_offsets";
+
+    private final DuckDBConnection connection;
+    private final Map<Partition, Long> stored = new HashMap<>();
+
+    public OffsetStore(DuckDBConnection connection) {
+        this.connection = requireNonNull(connection, "connection is null");
+        try (Statement statement = connection.createStatement()) {
+            statement.execute("CREATE TABLE IF NOT EXISTS " + TABLE
+                    + " (topic VARCHAR NOT NULL, \"partition\" INTEGER NOT NULL, next_offset BIGINT NOT NULL, committed_at TIMESTAMPTZ NOT NULL,"
+                    + " PRIMARY KEY (topic, \"partition\"))");
+            try (ResultSet rows = statement.executeQuery("SELECT topic, \"partition\", next_offset FROM " + TABLE)) {
+                while (rows.next()) {
+                    stored.put(new Partition(rows.getString(1), rows.getInt(2)), rows.getLong(3));
+                }
+            }
+        } catch (SQLException e) {
+            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot read " + TABLE + ": " + e.getMessage(), e);
+        }
+    }
+
+    public Optional<Long> next(Partition partition) {
+        return Optional.ofNullable(stored.get(partition));
+    }
+
+    public Map<Partition, Long> all() {
+        return Map.copyOf(stored);
+    }
+
+    /** Records positions inside the caller's open transaction; visible to {@link #next} once written. */
+    public void record(Map<Partition, Long> nextOffsets) {
+        try (PreparedStatement upsert = connection.prepareStatement("INSERT OR REPLACE INTO " + TABLE + " VALUES (?, ?, ?, now())")) {
+            for (Map.Entry<Partition, Long> entry : nextOffsets.entrySet()) {
+                upsert.setString(1, entry.getKey().topic());
+                upsert.setInt(2, entry.getKey().partition());
+                upsert.setLong(3, entry.getValue());
+                upsert.addBatch();
+            }
+            upsert.executeBatch();
+        } catch (SQLException e) {
+            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot record offsets in " + TABLE + ": " + e.getMessage(), e);
+        }
+        stored.putAll(nextOffsets);
+    }
+}
