@@ -8,6 +8,7 @@ import picocli.CommandLine.Command;
         description = "Stream pipelines, a DuckDB server and incremental views on embedded DuckDB.",
         subcommands = {
             RunCommand.class,
+            TailCommand.class,
             DevCommand.class,
             ValidateCommand.class,
             ConfigCommand.class,

@@ -88,7 +88,7 @@ public final class PipelineRunner {
         this.sources = requireNonNull(sources, "sources is null");
     }
 
-    static Source openSource(PipelineConfig config, Function<Partition, Optional<Long>> storedOffsets) {
+    public static Source openSource(PipelineConfig config, Function<Partition, Optional<Long>> storedOffsets) {
         PipelineConfig.SourceConfig source = config.pipeline().source();
         if (!source.type().equals("kafka")) {
             throw new MallardException(ErrorCode.USER_CONFIG_UNSUPPORTED, "source type " + source.type()
