@@ -45,6 +45,8 @@ public enum ErrorCode {
             "The sink refused or failed to write a batch."),
     SYSTEM_IO_FAILED("system.io.failed", ExitCode.SYSTEM_FAULT,
             "A file or directory Mallard needs could not be read or written."),
+    SYSTEM_HTTP_BIND_FAILED("system.http.bind_failed", ExitCode.SYSTEM_FAULT,
+            "The HTTP port (metrics, health) could not be bound: another process holds it or it is not permitted."),
     SYSTEM_ENGINE_FAILED("system.engine.failed", ExitCode.SYSTEM_FAULT,
             "DuckDB failed for a reason that is not the user's SQL."),
     SYSTEM_DRAIN_INCOMPLETE("system.pipeline.drain_incomplete", ExitCode.INCOMPLETE_DRAIN,

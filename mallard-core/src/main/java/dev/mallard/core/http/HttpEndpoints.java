@@ -1,0 +1,78 @@
+package dev.mallard.core.http;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.mallard.core.error.ErrorCode;
+import dev.mallard.core.error.MallardException;
+import io.helidon.webserver.WebServer;
+import io.helidon.webserver.http.HttpRouting;
+import java.util.function.Consumer;
+
+/**
+ * The one HTTP server Mallard starts: Helidon SE, one virtual thread per request. The caller declares its
+ * routes in one method, Helidon SE style:
+ *
+ * <pre>{@code
+ * try (HttpEndpoints http = HttpEndpoints.start("0.0.0.0", 8000, routes -> routes
+ *         .get("/metrics", this::metrics)
+ *         .get("/healthz", this::healthz))) { ... }
+ * }</pre>
+ *
+ * A request no route matches, by path or by method, answers Helidon's 404.
+ */
+public final class HttpEndpoints implements AutoCloseable {
+    private final WebServer server;
+
+    private HttpEndpoints(WebServer server) {
+        this.server = requireNonNull(server, "server is null");
+    }
+
+    /**
+     * Binds and starts serving before it returns.
+     *
+     * @param port 0 picks a free port; {@link #port()} tells which
+     * @throws MallardException {@code system.http.bind_failed} when the address cannot be bound
+     */
+    public static HttpEndpoints start(String host, int port, Consumer<HttpRouting.Builder> routes) {
+        requireNonNull(host, "host is null");
+        requireNonNull(routes, "routes is null");
+        if (port < 0 || port > 65_535) {
+            throw new IllegalArgumentException("port " + port + " is outside 0..65535");
+        }
+        WebServer server = WebServer.builder()
+                .host(host)
+                .port(port)
+                // Helidon's own hook would stop the server as soon as the JVM begins to exit, while the
+                // pipeline is still draining and /healthz must keep answering 503; the owner closes it last.
+                .shutdownHook(false)
+                .routing(routes)
+                .build();
+        // Helidon does not throw when it cannot bind: it logs the cause and returns a server that is not running.
+        try {
+            server.start();
+        } catch (RuntimeException e) {
+            throw bindFailed(host, port, e);
+        }
+        if (!server.isRunning()) {
+            throw bindFailed(host, port, null);
+        }
+        return new HttpEndpoints(server);
+    }
+
+    /** The bound port, the real one when 0 was asked for. */
+    public int port() {
+        return server.port();
+    }
+
+    /** Stops accepting connections and waits for requests in flight, up to Helidon's grace period. */
+    @Override
+    public void close() {
+        server.stop();
+    }
+
+    private static MallardException bindFailed(String host, int port, RuntimeException cause) {
+        return new MallardException(ErrorCode.SYSTEM_HTTP_BIND_FAILED, "cannot serve HTTP on " + host + ":" + port
+                + ": the address is in use or may not be bound (the log above names the cause);"
+                + " choose another port or stop the process that holds it", cause);
+    }
+}
