@@ -63,5 +63,8 @@ public final class Main {
         if (LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME) instanceof Logger root) {
             root.setLevel(level);
         }
+        // Helidon logs through java.util.logging; route it to the same stderr lines and levels.
+        org.slf4j.bridge.SLF4JBridgeHandler.removeHandlersForRootLogger();
+        org.slf4j.bridge.SLF4JBridgeHandler.install();
     }
 }

@@ -40,6 +40,13 @@ final class RunCommand implements Callable<Integer> {
             description = "Stop after N messages, running the final partial batch; 0 runs until stopped.")
     long maxMessages;
 
+    @Option(names = "--metrics", paramLabel = "prometheus",
+            description = "Serve /metrics (Prometheus), /healthz and, with a state path, /stats while the pipeline runs.")
+    String metrics;
+
+    @Option(names = "--metrics-port", paramLabel = "PORT", defaultValue = "8000", description = "The port for --metrics (default ${DEFAULT-VALUE}).")
+    int metricsPort;
+
     @Option(names = "--stats-json", paramLabel = "PATH", description = "Write {\"messages_consumed\":N,\"num_errors\":N} here at exit.")
     Path statsJson;
 
@@ -49,12 +56,16 @@ final class RunCommand implements Callable<Integer> {
         if (config == null) {
             throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "name the pipeline configuration: mallard run <config> or mallard run -c <config>");
         }
+        if (metrics != null && !metrics.equals("prometheus")) {
+            throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "--metrics takes prometheus, not " + metrics);
+        }
         ConfigEnvironment environment = ConfigEnvironment.fromSystem();
         PipelineConfigReader.Result result = new PipelineConfigReader(environment).read(config);
         result.warnings().forEach(warning -> System.err.println("warning: " + warning.format()));
         PipelineConfig pipeline = result.orThrow();
         OutputStream out = new BufferedOutputStream(new FileOutputStream(FileDescriptor.out), 1 << 16);
-        PipelineRunner runner = new PipelineRunner(pipeline, environment, new PipelineRunner.Options(maxMessages, out));
+        PipelineRunner runner = new PipelineRunner(pipeline, environment, new PipelineRunner.Options(maxMessages, out,
+                metrics == null ? java.util.Optional.empty() : java.util.Optional.of(metricsPort)));
 
         AtomicReference<RuntimeException> failure = new AtomicReference<>();
         Thread pipelineThread = Thread.ofPlatform().name("pipeline").unstarted(() -> {

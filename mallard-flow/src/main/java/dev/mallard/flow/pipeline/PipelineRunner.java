@@ -6,6 +6,10 @@ import dev.mallard.core.config.ConfigEnvironment;
 import dev.mallard.core.engine.Engine;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import dev.mallard.core.metrics.MetricsRegistry;
+import dev.mallard.flow.metrics.Phase;
+import dev.mallard.flow.metrics.PipelineEndpoints;
+import dev.mallard.flow.metrics.PipelineMetrics;
 import dev.mallard.flow.config.PipelineConfig;
 import dev.mallard.flow.config.PipelineConfig.ErrorPolicy;
 import dev.mallard.flow.handler.BadMessage;
@@ -50,10 +54,18 @@ public final class PipelineRunner {
     private static final Logger LOG = LoggerFactory.getLogger(PipelineRunner.class);
     private static final Duration POLL_SLICE = Duration.ofMillis(200);
 
-    /** Options from the command line. {@code maxMessages} 0 means no limit. */
-    public record Options(long maxMessages, OutputStream console) {
+    /**
+     * Options from the command line. {@code maxMessages} 0 means no limit; with {@code metricsPort} the
+     * pipeline serves /metrics, /healthz and (with a state path) /stats on that port (0 picks one).
+     */
+    public record Options(long maxMessages, OutputStream console, Optional<Integer> metricsPort) {
         public Options {
             requireNonNull(console, "console is null");
+            requireNonNull(metricsPort, "metricsPort is null");
+        }
+
+        public Options(long maxMessages, OutputStream console) {
+            this(maxMessages, console, Optional.empty());
         }
     }
 
@@ -73,7 +85,9 @@ public final class PipelineRunner {
     private final ConfigEnvironment environment;
     private final Options options;
     private final SourceFactory sources;
+    private final MetricsRegistry registry = new MetricsRegistry();
     private volatile boolean stopRequested;
+    private volatile PipelineEndpoints endpoints;
     private long consumed;
     private long errors;
 
@@ -106,24 +120,55 @@ public final class PipelineRunner {
         return new Outcome(consumed, errors);
     }
 
+    /** The port /metrics is served on, once the run has started it. */
+    public Optional<Integer> metricsPort() {
+        PipelineEndpoints current = endpoints;
+        return current == null ? Optional.empty() : Optional.of(current.port());
+    }
+
+    /** The exporter's current text, as /metrics serves it. */
+    public String scrape() {
+        return registry.scrape();
+    }
+
     public Outcome run() {
         PipelineConfig.Pipeline pipeline = config.pipeline();
         Optional<Path> statePath = pipeline.statePath().map(Path::of);
         statePath.ifPresent(PipelineRunner::createParent);
-        try (Engine engine = statePath.map(Engine::onFile).orElseGet(Engine::inMemory)) {
+        try (registry;
+                PipelineMetrics metrics = PipelineMetrics.of(registry, pipeline);
+                Engine engine = statePath.map(Engine::onFile).orElseGet(Engine::inMemory)) {
             PipelineSetup.run(config, engine.connection());
             Optional<OffsetStore> offsets = statePath.map(ignored -> new OffsetStore(engine.connection()));
-            try (Source source = sources.open(config, partition -> offsets.flatMap(store -> store.next(partition)));
+            Optional<StateStats> stats = statePath.map(path -> new StateStats(engine, path));
+            try (PipelineEndpoints served = options.metricsPort()
+                            .map(port -> PipelineEndpoints.start(PipelineEndpoints.DEFAULT_HOST, port, registry, () -> !stopRequested,
+                                    stats.map(s -> (java.util.function.Supplier<String>) s::json)))
+                            .orElse(null);
+                    StateStats closingStats = stats.orElse(null);
+                    Source source = sources.open(config, partition -> offsets.flatMap(store -> store.next(partition)));
                     Handler handler = Handlers.create(pipeline.handler(), engine.connection(), environment);
                     Sink sink = Sinks.create(pipeline.sink(), options.console(), engine.allocator());
                     Sink dlq = pipeline.onError().dlq().map(d -> Sinks.create(d, options.console(), engine.allocator())).orElse(null)) {
-                LOG.info("pipeline started name={} batch_size={} state={}", pipeline.name(), pipeline.batchSize(),
-                        statePath.map(Path::toString).orElse("none"));
-                Batcher batcher = new Batcher(engine, offsets, handler, sink, dlq);
+                endpoints = served;
+                LOG.info("pipeline started name={} batch_size={} state={} metrics_port={}", pipeline.name(), pipeline.batchSize(),
+                        statePath.map(Path::toString).orElse("none"), served == null ? "none" : served.port());
+                Batcher batcher = new Batcher(engine, offsets, handler, sink, dlq, metrics, stats);
                 while (true) {
+                    long reading = System.nanoTime();
                     List<Message> batch = gather(source);
+                    long readNanos = System.nanoTime() - reading;
                     if (!batch.isEmpty()) {
+                        long bytes = 0;
+                        for (Message message : batch) {
+                            bytes += message.value().length;
+                        }
+                        metrics.messagesRead(batch.size(), bytes, readNanos);
+                        metrics.phase(Phase.SOURCE_READ, readNanos);
                         batcher.process(batch, source);
+                        if (source instanceof KafkaSource kafka) {
+                            kafka.lag().forEach((partition, lag) -> metrics.consumerLag(partition.topic(), partition.partition(), lag));
+                        }
                     }
                     if (stopRequested || limitReached()) {
                         break;
@@ -163,36 +208,58 @@ public final class PipelineRunner {
         private final Handler handler;
         private final Sink sink;
         private final Sink dlq;
+        private final PipelineMetrics metrics;
+        private final Optional<StateStats> stats;
         private final ErrorPolicy policy = config.pipeline().onError().policy();
 
-        Batcher(Engine engine, Optional<OffsetStore> offsets, Handler handler, Sink sink, Sink dlq) {
+        Batcher(Engine engine, Optional<OffsetStore> offsets, Handler handler, Sink sink, Sink dlq, PipelineMetrics metrics,
+                Optional<StateStats> stats) {
             this.engine = engine;
             this.offsets = offsets;
             this.handler = handler;
             this.sink = sink;
             this.dlq = dlq;
+            this.metrics = metrics;
+            this.stats = stats;
         }
 
         void process(List<Message> batch, Source source) {
             Map<Partition, Long> next = nextOffsets(batch);
             boolean transactional = offsets.isPresent();
+            long started = System.nanoTime();
             // Loading runs outside the state transaction: a message that does not fit aborts the statement, and
             // finding it needs a working connection. What it writes (the batch table) is rewritten every batch.
-            List<Message> loadable = write(batch);
+            List<Message> loadable = timed(Phase.HANDLER_WRITE, () -> write(batch));
             try {
                 if (transactional) {
                     execute("BEGIN TRANSACTION");
                 }
                 if (!loadable.isEmpty()) {
-                    ResultTable result = invoke(loadable);
+                    metrics.handlerRowsRead(loadable.size());
+                    ResultTable result = timed(Phase.HANDLER_INVOKE, () -> invoke(loadable));
                     if (result != null && !result.isEmpty()) {
-                        sink.write(result);
-                        sink.flush();
+                        timed(Phase.SINK_WRITE, () -> {
+                            sink.write(result);
+                            return null;
+                        });
+                        metrics.sinkWritten(result.rows(), result.rows());
+                        long flushing = System.nanoTime();
+                        timed(Phase.SINK_FLUSH, () -> {
+                            sink.flush();
+                            return null;
+                        });
+                        metrics.sinkFlushed(result.rows(), System.nanoTime() - flushing);
                     }
                 }
                 if (transactional) {
-                    offsets.get().record(next);
-                    execute("COMMIT");
+                    long committing = System.nanoTime();
+                    timed(Phase.STATE_COMMIT, () -> {
+                        offsets.get().record(next);
+                        execute("COMMIT");
+                        return null;
+                    });
+                    metrics.stateCommitted(System.nanoTime() - committing);
+                    stats.ifPresent(s -> s.observe(metrics));
                 }
             } catch (RuntimeException e) {
                 if (transactional) {
@@ -200,8 +267,25 @@ public final class PipelineRunner {
                 }
                 throw e;
             }
-            source.commit(next);
+            timed(Phase.SOURCE_COMMIT, () -> {
+                source.commit(next);
+                return null;
+            });
             consumed += batch.size();
+            metrics.batchProcessed(System.nanoTime() - started);
+        }
+
+        /** Runs a phase, timing it and counting its failure under the phase's name. */
+        private <T> T timed(Phase phase, java.util.function.Supplier<T> work) {
+            long started = System.nanoTime();
+            try {
+                return work.get();
+            } catch (MallardException e) {
+                metrics.error(e.errorCode(), phase);
+                throw e;
+            } finally {
+                metrics.phase(phase, System.nanoTime() - started);
+            }
         }
 
         /** handler.write; bad messages go by the policy and the rest are loaded. */
@@ -219,6 +303,9 @@ public final class PipelineRunner {
                         throw e;
                     }
                     errors += e.badMessages().size();
+                    for (int i = 0; i < e.badMessages().size(); i++) {
+                        metrics.error(e.errorCode(), Phase.HANDLER_WRITE);
+                    }
                     List<Map.Entry<Message, String>> failed = new ArrayList<>();
                     Set<Integer> bad = new HashSet<>();
                     for (BadMessage message : e.badMessages()) {
@@ -247,6 +334,7 @@ public final class PipelineRunner {
                     throw e;
                 }
                 errors += 1;
+                metrics.error(e.errorCode(), Phase.HANDLER_INVOKE);
                 if (offsets.isPresent()) {
                     // The failed statement aborted the transaction; the batch's offsets still commit in a new one.
                     rollback();
