@@ -19,7 +19,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
 
 @Command(name = "dev", description = "Development tools: run a pipeline's SQL over a fixture.",
-        subcommands = {DevCommand.Invoke.class})
+        subcommands = {DevCommand.Invoke.class, DevKafkaCommand.class, DevPublishCommand.class})
 final class DevCommand implements Runnable {
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
