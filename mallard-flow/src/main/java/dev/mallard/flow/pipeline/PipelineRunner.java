@@ -364,9 +364,9 @@ public final class PipelineRunner {
                         insert.setString(2, new String(entry.getKey().value(), StandardCharsets.UTF_8));
                         insert.setString(3, phase);
                         insert.setString(4, now);
-                        insert.addBatch();
+                        // Not executeBatch: it opens a transaction of its own, and this may run inside the batch's.
+                        insert.execute();
                     }
-                    insert.executeBatch();
                 }
             } catch (SQLException e) {
                 throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot stage dead letters: " + e.getMessage(), e);

@@ -55,9 +55,9 @@ public final class OffsetStore {
                 upsert.setString(1, entry.getKey().topic());
                 upsert.setInt(2, entry.getKey().partition());
                 upsert.setLong(3, entry.getValue());
-                upsert.addBatch();
+                // One execute per partition: DuckDB's executeBatch opens a transaction of its own, and this runs in the batch's.
+                upsert.execute();
             }
-            upsert.executeBatch();
         } catch (SQLException e) {
             throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot record offsets in " + TABLE + ": " + e.getMessage(), e);
         }

@@ -1,0 +1,301 @@
+package dev.mallard.flow.pipeline;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.mallard.core.config.ConfigEnvironment;
+import dev.mallard.core.error.ErrorCode;
+import dev.mallard.core.error.MallardException;
+import dev.mallard.flow.config.PipelineConfig;
+import dev.mallard.flow.config.PipelineConfigReader;
+import dev.mallard.testkit.EmbeddedKafka;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.UUID;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** mallard run's pipeline loop against a real broker started in this JVM. */
+class KafkaPipelineIT {
+    private static EmbeddedKafka kafka;
+
+    @TempDir
+    Path dir;
+
+    @BeforeAll
+    static void startBroker() {
+        kafka = EmbeddedKafka.start();
+    }
+
+    @AfterAll
+    static void stopBroker() {
+        kafka.close();
+    }
+
+    private static String topic(int partitions) {
+        String name = "in-" + UUID.randomUUID();
+        kafka.createTopic(name, partitions);
+        return name;
+    }
+
+    private static void publish(String topic, List<String> values) {
+        Properties properties = new Properties();
+        properties.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(properties, new StringSerializer(), new StringSerializer())) {
+            for (String value : values) {
+                producer.send(new ProducerRecord<>(topic, value));
+            }
+            producer.flush();
+        }
+    }
+
+    private static List<String> cityEvents(int count, int offset) {
+        List<String> events = new ArrayList<>();
+        for (int i = offset; i < offset + count; i++) {
+            events.add("{\"event\":\"search\",\"properties\":{\"city\":\"" + (i % 3 == 0 ? "New York" : i % 3 == 1 ? "Baltimore" : "Columbus")
+                    + "\"},\"n\":" + i + "}");
+        }
+        return events;
+    }
+
+    private PipelineConfig config(String yaml) {
+        return new PipelineConfigReader(ConfigEnvironment.from(Map.of("SQLFLOW_KAFKA_BROKERS", kafka.bootstrapServers())))
+                .read("p.yml", yaml).orThrow();
+    }
+
+    private static String source(String topic, String group) {
+        return """
+                  source:
+                    type: kafka
+                    kafka:
+                      brokers: [{{ SQLFLOW_KAFKA_BROKERS }}]
+                      group_id: %s
+                      auto_offset_reset: earliest
+                      topics: [%s]
+                """.formatted(group, topic);
+    }
+
+    private static PipelineRunner.Outcome run(PipelineConfig config, long maxMessages, ByteArrayOutputStream out) {
+        return new PipelineRunner(config, ConfigEnvironment.from(Map.of()), new PipelineRunner.Options(maxMessages, out)).run();
+    }
+
+    private static List<JsonNode> consumeAll(String topic, int expected) throws Exception {
+        Properties properties = new Properties();
+        properties.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+        properties.put(ConsumerConfig.GROUP_ID_CONFIG, "reader-" + UUID.randomUUID());
+        properties.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        List<JsonNode> values = new ArrayList<>();
+        ObjectMapper mapper = new ObjectMapper();
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(properties, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            consumer.subscribe(List.of(topic));
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (values.size() < expected && System.nanoTime() < deadline) {
+                for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(200))) {
+                    values.add(mapper.readTree(record.value()));
+                }
+            }
+            // A little longer, so that more than expected would be seen.
+            for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(500))) {
+                values.add(mapper.readTree(record.value()));
+            }
+        }
+        return values;
+    }
+
+    private static long committed(String group, String topic, int partitions) throws Exception {
+        Properties properties = new Properties();
+        properties.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+        try (Admin admin = Admin.create(properties)) {
+            Map<TopicPartition, OffsetAndMetadata> offsets = admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
+            long total = 0;
+            for (int p = 0; p < partitions; p++) {
+                OffsetAndMetadata offset = offsets.get(new TopicPartition(topic, p));
+                total += offset == null ? 0 : offset.offset();
+            }
+            return total;
+        }
+    }
+
+    @Test
+    void countsByCityFromAMultiPartitionTopicIntoAKafkaSinkAndCommitsWhatItProcessed() throws Exception {
+        String in = topic(3);
+        String out = "out-" + UUID.randomUUID();
+        kafka.createTopic(out, 1);
+        publish(in, cityEvents(9_000, 0));
+        PipelineConfig config = config("""
+                commands:
+                  - name: table
+                    sql: CREATE TABLE events (event VARCHAR, properties STRUCT(city VARCHAR), n BIGINT)
+                pipeline:
+                  batch_size: 1000
+                """ + source(in, "g-count") + """
+                  handler:
+                    type: handlers.StructuredBatch
+                    table: events
+                    sql: SELECT properties.city AS city, count(*) AS n FROM events GROUP BY 1
+                  sink:
+                    type: kafka
+                    kafka:
+                      brokers: [{{ SQLFLOW_KAFKA_BROKERS }}]
+                      topic: %s
+                      key: city
+                """.formatted(out));
+        PipelineRunner.Outcome outcome = run(config, 9_000, new ByteArrayOutputStream());
+        assertThat(outcome.messagesConsumed()).isEqualTo(9_000);
+        assertThat(outcome.numErrors()).isZero();
+        Map<String, Long> totals = new HashMap<>();
+        for (JsonNode row : consumeAll(out, 27)) {
+            totals.merge(row.path("city").asText(), row.path("n").asLong(), Long::sum);
+        }
+        assertThat(totals).containsExactlyInAnyOrderEntriesOf(Map.of("New York", 3_000L, "Baltimore", 3_000L, "Columbus", 3_000L));
+        assertThat(committed("g-count", in, 3)).isEqualTo(9_000);
+    }
+
+    @Test
+    void stateIsExactlyOnceAcrossRestartsAndResumesFromTheStateFilesOffsets() throws Exception {
+        String in = topic(2);
+        Path state = dir.resolve("state").resolve("totals.duckdb");
+        String yaml = """
+                tables:
+                  sql:
+                    - name: totals
+                      sql: CREATE TABLE IF NOT EXISTS totals (city VARCHAR, n BIGINT)
+                pipeline:
+                  batch_size: 700
+                  state:
+                    path: %s
+                """.formatted(state) + source(in, "g-state") + """
+                  handler:
+                    type: handlers.InferredMemBatch
+                    sql: |
+                      MERGE INTO totals t USING (SELECT properties.city AS city, count(*) AS n FROM batch GROUP BY 1) b ON t.city = b.city
+                      WHEN MATCHED THEN UPDATE SET n = t.n + b.n WHEN NOT MATCHED THEN INSERT VALUES (b.city, b.n)
+                  sink:
+                    type: noop
+                """;
+        publish(in, cityEvents(3_000, 0));
+        assertThat(run(config(yaml), 2_000, new ByteArrayOutputStream()).messagesConsumed()).isEqualTo(2_000);
+        publish(in, cityEvents(3_000, 3_000));
+        assertThat(run(config(yaml), 4_000, new ByteArrayOutputStream()).messagesConsumed()).isEqualTo(4_000);
+        try (Connection connection = DriverManager.getConnection("jdbc:duckdb:" + state);
+                ResultSet rows = connection.createStatement().executeQuery(
+                        "SELECT (SELECT sum(n) FROM totals), (SELECT sum(next_offset) FROM sqlflow_offsets)")) {
+            rows.next();
+            assertThat(rows.getLong(1)).isEqualTo(6_000);
+            assertThat(rows.getLong(2)).isEqualTo(6_000);
+        }
+    }
+
+    @Test
+    void aMalformedMessageUnderRaiseStopsNamingItsPosition() {
+        String in = topic(1);
+        publish(in, List.of("{\"city\":\"a\"}", "not json", "{\"city\":\"b\"}"));
+        PipelineConfig config = config("pipeline:\n  batch_size: 10\n  flush_interval_seconds: 2\n" + source(in, "g-raise")
+                + "  handler: {type: handlers.InferredMemBatch, sql: SELECT * FROM batch}\n  sink: {type: noop}\n");
+        assertThatThrownBy(() -> run(config, 3, new ByteArrayOutputStream()))
+                .isInstanceOf(MallardException.class)
+                .hasMessageContaining(in + "[0]@1")
+                .satisfies(e -> assertThat(((MallardException) e).errorCode()).isEqualTo(ErrorCode.USER_HANDLER_PARSE_FAILED));
+    }
+
+    @Test
+    void underIgnoreBadMessagesAreCountedAndTheRestDelivered() {
+        String in = topic(1);
+        publish(in, List.of("{\"city\":\"a\",\"n\":1}", "not json", "{\"city\":\"b\",\"n\":\"many\"}", "{\"city\":\"c\",\"n\":3}"));
+        PipelineConfig config = config("""
+                commands:
+                  - name: t
+                    sql: CREATE TABLE t (city VARCHAR, n BIGINT)
+                pipeline:
+                  batch_size: 10
+                  flush_interval_seconds: 2
+                  on_error: {policy: ignore}
+                """ + source(in, "g-ignore") + """
+                  handler: {type: handlers.StructuredBatch, table: t, sql: SELECT city FROM t ORDER BY city}
+                  sink: {type: console}
+                """);
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        PipelineRunner.Outcome outcome = run(config, 4, out);
+        assertThat(outcome.numErrors()).isEqualTo(2);
+        assertThat(out.toString(StandardCharsets.UTF_8).lines()).containsExactly("{\"city\":\"a\"}", "{\"city\":\"c\"}");
+    }
+
+    @Test
+    void underDlqBadMessagesReachTheDeadLetterTopicWithTheirError() throws Exception {
+        String in = topic(1);
+        String dlq = "dlq-" + UUID.randomUUID();
+        kafka.createTopic(dlq, 1);
+        publish(in, List.of("{\"city\":\"a\"}", "{broken", "{\"city\":\"c\"}"));
+        PipelineConfig config = config("""
+                pipeline:
+                  batch_size: 10
+                  flush_interval_seconds: 2
+                  on_error:
+                    policy: DLQ
+                    dlq:
+                      type: kafka
+                      kafka: {brokers: [{{ SQLFLOW_KAFKA_BROKERS }}], topic: %s}
+                """.formatted(dlq) + source(in, "g-dlq") + """
+                  handler: {type: handlers.InferredMemBatch, sql: SELECT city FROM batch}
+                  sink: {type: noop}
+                """);
+        assertThat(run(config, 3, new ByteArrayOutputStream()).numErrors()).isEqualTo(1);
+        List<JsonNode> letters = consumeAll(dlq, 1);
+        assertThat(letters).singleElement().satisfies(letter -> {
+            assertThat(letter.path("message").asText()).isEqualTo("{broken");
+            assertThat(letter.path("phase").asText()).isEqualTo("handler.write");
+            assertThat(letter.path("error").asText()).contains(in + "[0]@1");
+            assertThat(letter.path("timestamp").asText()).endsWith("Z");
+        });
+    }
+
+    @Test
+    void aSinkThatFailsCommitsNoOffsetPastWhatItDidNotFlush() throws Exception {
+        String in = topic(1);
+        publish(in, cityEvents(500, 0));
+        PipelineConfig config = config("pipeline:\n  batch_size: 100\n" + source(in, "g-fail")
+                + "  handler: {type: handlers.InferredMemBatch, sql: SELECT count(*) AS n FROM batch}\n"
+                + "  sink:\n    type: sqlcommand\n    sqlcommand:\n      sql: COPY sqlflow_sink_batch TO '/nonexistent/dir/out.csv'\n");
+        assertThatThrownBy(() -> run(config, 500, new ByteArrayOutputStream()))
+                .isInstanceOf(MallardException.class)
+                .satisfies(e -> assertThat(((MallardException) e).errorCode()).isEqualTo(ErrorCode.SYSTEM_SINK_WRITE_FAILED));
+        assertThat(committed("g-fail", in, 1)).isZero();
+    }
+
+    @Test
+    void aPartialFinalBatchRunsWhenTheLimitIsReached() {
+        String in = topic(1);
+        publish(in, cityEvents(250, 0));
+        PipelineConfig config = config("pipeline:\n  batch_size: 100\n" + source(in, "g-partial")
+                + "  handler: {type: handlers.InferredMemBatch, sql: SELECT count(*) AS n FROM batch}\n  sink: {type: console}\n");
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        assertThat(run(config, 250, out).messagesConsumed()).isEqualTo(250);
+        assertThat(out.toString(StandardCharsets.UTF_8).lines()).containsExactly("{\"n\":100}", "{\"n\":100}", "{\"n\":50}");
+    }
+}
