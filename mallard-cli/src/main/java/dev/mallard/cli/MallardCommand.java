@@ -7,6 +7,7 @@ import picocli.CommandLine.Command;
         versionProvider = VersionCommand.Provider.class,
         description = "Stream pipelines, a DuckDB server and incremental views on embedded DuckDB.",
         subcommands = {
+            DemoCommand.class,
             RunCommand.class,
             TailCommand.class,
             DevCommand.class,
