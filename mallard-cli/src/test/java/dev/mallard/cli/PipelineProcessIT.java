@@ -1,0 +1,209 @@
+package dev.mallard.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.mallard.testkit.EmbeddedKafka;
+import dev.mallard.testkit.EventGenerator;
+import dev.mallard.testkit.Progress;
+import dev.mallard.testkit.Publisher;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code mallard run} as a separate process against a broker in this JVM: killed with SIGKILL, stopped with
+ * SIGTERM, started twice on one state file. What the state file holds is checked between runs.
+ */
+class PipelineProcessIT {
+    private static final Path JAR = Path.of("target", "mallard.jar");
+    private static EmbeddedKafka kafka;
+
+    @TempDir
+    Path dir;
+
+    @BeforeAll
+    static void startBroker() {
+        kafka = EmbeddedKafka.start();
+    }
+
+    @AfterAll
+    static void stopBroker() {
+        kafka.close();
+    }
+
+    private static String publish(int partitions, long count) {
+        String topic = "events-" + UUID.randomUUID();
+        kafka.createTopic(topic, partitions);
+        try (Publisher publisher = Publisher.connect(kafka.bootstrapServers(), Progress.silent())) {
+            publisher.publish(topic, EventGenerator.userActions(11), count);
+        }
+        return topic;
+    }
+
+    private Path statefulConfig(String topic, Path state, int batchSize) throws IOException {
+        Path config = dir.resolve("stateful-" + UUID.randomUUID() + ".yml");
+        Files.writeString(config, """
+                tables:
+                  sql:
+                    - name: totals
+                      sql: CREATE TABLE IF NOT EXISTS totals (city VARCHAR, n BIGINT)
+                pipeline:
+                  name: kill-test
+                  batch_size: %d
+                  flush_interval_seconds: 1
+                  drain_deadline_seconds: 20
+                  state:
+                    path: %s
+                  source:
+                    type: kafka
+                    kafka:
+                      brokers: [%s]
+                      group_id: %s
+                      auto_offset_reset: earliest
+                      topics: [%s]
+                  handler:
+                    type: handlers.InferredMemBatch
+                    sql: |
+                      MERGE INTO totals t USING (SELECT properties.city AS city, count(*) AS n FROM batch GROUP BY 1) b ON t.city = b.city
+                      WHEN MATCHED THEN UPDATE SET n = t.n + b.n WHEN NOT MATCHED THEN INSERT VALUES (b.city, b.n)
+                  sink:
+                    type: noop
+                """.formatted(batchSize, state, kafka.bootstrapServers(), "g-" + UUID.randomUUID(), topic));
+        return config;
+    }
+
+    private Process start(String... args) throws IOException {
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--add-opens=java.base/java.nio=ALL-UNNAMED", "--enable-native-access=ALL-UNNAMED", "-jar", JAR.toString()));
+        command.addAll(List.of(args));
+        Path log = dir.resolve("run-" + UUID.randomUUID() + ".log");
+        return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    }
+
+    /** totals per city and the sum of stored next offsets, read while no pipeline holds the file. */
+    private record State(Map<String, Long> totals, long offsets) {
+        long counted() {
+            return totals.values().stream().mapToLong(Long::longValue).sum();
+        }
+    }
+
+    private static State read(Path state) throws Exception {
+        if (!Files.exists(state)) {
+            return new State(Map.of(), 0);
+        }
+        Map<String, Long> totals = new HashMap<>();
+        long offsets;
+        try (Connection connection = DriverManager.getConnection("jdbc:duckdb:" + state)) {
+            try (ResultSet rows = connection.createStatement().executeQuery("SELECT city, n FROM totals")) {
+                while (rows.next()) {
+                    totals.put(rows.getString(1), rows.getLong(2));
+                }
+            }
+            try (ResultSet rows = connection.createStatement().executeQuery("SELECT coalesce(sum(next_offset), 0) FROM sqlflow_offsets")) {
+                rows.next();
+                offsets = rows.getLong(1);
+            }
+        } catch (java.sql.SQLException e) {
+            // Killed before the tables were created.
+            return new State(Map.of(), 0);
+        }
+        return new State(totals, offsets);
+    }
+
+    @Test
+    void killedWithSigkillAtRandomPointsTheStateStillCountsEveryMessageExactlyOnce() throws Exception {
+        long total = 100_000;
+        String topic = publish(3, total);
+        Path state = dir.resolve("state").resolve("kill.duckdb");
+        Path config = statefulConfig(topic, state, 2_000);
+        Random random = new Random(42);
+        int kills = 0;
+        int killsWhileAdvancing = 0;
+        long previous = 0;
+        while (kills < 5) {
+            Process run = start("run", config.toString());
+            Thread.sleep(2_500 + random.nextInt(2_500));
+            if (!run.isAlive()) {
+                break;
+            }
+            run.destroyForcibly();
+            assertThat(run.waitFor(30, TimeUnit.SECONDS)).isTrue();
+            kills++;
+            State after = read(state);
+            // The invariant at every crash: the state holds the effect of exactly the offsets it records.
+            assertThat(after.counted()).as("after kill %d", kills).isEqualTo(after.offsets());
+            if (after.offsets() > previous && after.offsets() < total) {
+                killsWhileAdvancing++;
+            }
+            previous = after.offsets();
+            if (after.offsets() >= total) {
+                break;
+            }
+        }
+        assertThat(kills).as("the pipeline was killed mid-stream").isGreaterThanOrEqualTo(5);
+        assertThat(killsWhileAdvancing).as("kills that landed while the state was advancing").isPositive();
+        State beforeLast = read(state);
+        Process last = start("run", config.toString(), "--max-msgs", Long.toString(total - beforeLast.offsets()));
+        assertThat(last.waitFor(120, TimeUnit.SECONDS)).isTrue();
+        assertThat(last.exitValue()).isZero();
+        State end = read(state);
+        assertThat(end.totals()).containsExactlyInAnyOrderEntriesOf(Map.of("New York", total / 2, "Baltimore", total / 2));
+        assertThat(end.offsets()).isEqualTo(total);
+    }
+
+    @Test
+    void sigtermDrainsCommitsAndExitsZero() throws Exception {
+        String topic = publish(2, 30_000);
+        Path state = dir.resolve("drain.duckdb");
+        Path stats = dir.resolve("stats.json");
+        Process run = start("run", statefulConfig(topic, state, 1_000).toString(), "--stats-json", stats.toString());
+        Thread.sleep(6_000);
+        assertThat(run.isAlive()).isTrue();
+        run.destroy();
+        assertThat(run.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(run.exitValue()).isZero();
+        State after = read(state);
+        assertThat(after.offsets()).isPositive();
+        assertThat(after.counted()).isEqualTo(after.offsets());
+        assertThat(Files.readString(stats)).matches("\\{\"messages_consumed\":\\d+,\"num_errors\":0}\\s*");
+    }
+
+    @Test
+    void aSecondProcessOnTheSameStateFileFailsAtOnceWithAClearError() throws Exception {
+        String topic = publish(1, 10);
+        Path state = dir.resolve("locked.duckdb");
+        Path config = statefulConfig(topic, state, 100);
+        Process first = start("run", config.toString());
+        try {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (!Files.exists(state) && System.nanoTime() < deadline) {
+                Thread.sleep(100);
+            }
+            Thread.sleep(1_000);
+            Path log = dir.resolve("second.log");
+            List<String> command = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                    "--add-opens=java.base/java.nio=ALL-UNNAMED", "-jar", JAR.toString(), "run", config.toString());
+            Process second = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            assertThat(second.waitFor(60, TimeUnit.SECONDS)).as("the second process does not hang").isTrue();
+            assertThat(second.exitValue()).isEqualTo(10);
+            assertThat(Files.readString(log)).contains("user.state.locked").contains(state.toString());
+        } finally {
+            first.destroyForcibly();
+            first.waitFor(30, TimeUnit.SECONDS);
+        }
+    }
+}
