@@ -57,8 +57,10 @@ final class DemoCommand implements Callable<Integer> {
             err.println("demo: running the pipeline (StructuredBatch, count by city, batch_size " + batchSize + "); each batch prints its rows:");
             OutputStream out = new BufferedOutputStream(new FileOutputStream(FileDescriptor.out), 1 << 16);
             long started = System.nanoTime();
-            PipelineRunner.Outcome outcome = new PipelineRunner(config, environment,
-                    new PipelineRunner.Options(messages, out, Optional.empty())).run();
+            PipelineRunner.Outcome outcome;
+            try (PipelineRunner runner = new PipelineRunner(config, environment, new PipelineRunner.Options(messages, out, Optional.empty()))) {
+                outcome = runner.run();
+            }
             out.flush();
             double seconds = (System.nanoTime() - started) / 1e9;
             err.printf("demo: %d messages in %.2f s (%.0f msgs/s), %d errors; try `./mallard run` on examples/ next%n",

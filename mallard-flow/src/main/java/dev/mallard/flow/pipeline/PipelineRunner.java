@@ -17,6 +17,7 @@ import dev.mallard.flow.handler.BadMessagesException;
 import dev.mallard.flow.handler.Handler;
 import dev.mallard.flow.handler.Handlers;
 import dev.mallard.flow.sink.ResultTable;
+import dev.mallard.flow.sink.RetryingSink;
 import dev.mallard.flow.sink.Sink;
 import dev.mallard.flow.sink.Sinks;
 import dev.mallard.flow.source.KafkaSource;
@@ -50,7 +51,7 @@ import org.slf4j.LoggerFactory;
  * commit in one DuckDB transaction after the sink flushed; the source's own offsets are committed after that,
  * and only up to what was processed.
  */
-public final class PipelineRunner {
+public final class PipelineRunner implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(PipelineRunner.class);
     private static final Duration POLL_SLICE = Duration.ofMillis(200);
 
@@ -88,6 +89,7 @@ public final class PipelineRunner {
     private final MetricsRegistry registry = new MetricsRegistry();
     private volatile boolean stopRequested;
     private volatile PipelineEndpoints endpoints;
+    private PipelineMetrics metrics;
     private long consumed;
     private long errors;
 
@@ -126,18 +128,26 @@ public final class PipelineRunner {
         return current == null ? Optional.empty() : Optional.of(current.port());
     }
 
-    /** The exporter's current text, as /metrics serves it. */
+    /** The exporter's current text, as /metrics serves it; the meters stay until {@link #close}. */
     public String scrape() {
         return registry.scrape();
+    }
+
+    @Override
+    public void close() {
+        if (metrics != null) {
+            metrics.close();
+        }
+        registry.close();
     }
 
     public Outcome run() {
         PipelineConfig.Pipeline pipeline = config.pipeline();
         Optional<Path> statePath = pipeline.statePath().map(Path::of);
         statePath.ifPresent(PipelineRunner::createParent);
-        try (registry;
-                PipelineMetrics metrics = PipelineMetrics.of(registry, pipeline);
-                Engine engine = statePath.map(Engine::onFile).orElseGet(Engine::inMemory)) {
+        PipelineMetrics metrics = PipelineMetrics.of(registry, pipeline);
+        this.metrics = metrics;
+        try (Engine engine = statePath.map(Engine::onFile).orElseGet(Engine::inMemory)) {
             PipelineSetup.run(config, engine.connection());
             Optional<OffsetStore> offsets = statePath.map(ignored -> new OffsetStore(engine.connection()));
             Optional<StateStats> stats = statePath.map(path -> new StateStats(engine, path));
@@ -148,7 +158,8 @@ public final class PipelineRunner {
                     StateStats closingStats = stats.orElse(null);
                     Source source = sources.open(config, partition -> offsets.flatMap(store -> store.next(partition)));
                     Handler handler = Handlers.create(pipeline.handler(), engine.connection(), environment);
-                    Sink sink = Sinks.create(pipeline.sink(), options.console(), engine.allocator());
+                    Sink sink = new RetryingSink(Sinks.create(pipeline.sink(), options.console(), engine.allocator()),
+                            RetryingSink.Ladder.of(pipeline.sink().retry()), metrics::sinkRetry);
                     Sink dlq = pipeline.onError().dlq().map(d -> Sinks.create(d, options.console(), engine.allocator())).orElse(null)) {
                 endpoints = served;
                 LOG.info("pipeline started name={} batch_size={} state={} metrics_port={}", pipeline.name(), pipeline.batchSize(),

@@ -102,7 +102,9 @@ class KafkaPipelineIT {
     }
 
     private static PipelineRunner.Outcome run(PipelineConfig config, long maxMessages, ByteArrayOutputStream out) {
-        return new PipelineRunner(config, ConfigEnvironment.from(Map.of()), new PipelineRunner.Options(maxMessages, out)).run();
+        try (PipelineRunner runner = new PipelineRunner(config, ConfigEnvironment.from(Map.of()), new PipelineRunner.Options(maxMessages, out))) {
+            return runner.run();
+        }
     }
 
     private static List<JsonNode> consumeAll(String topic, int expected) throws Exception {
@@ -295,7 +297,12 @@ class KafkaPipelineIT {
         PipelineConfig config = config("pipeline:\n  batch_size: 100\n" + source(in, "g-partial")
                 + "  handler: {type: handlers.InferredMemBatch, sql: SELECT count(*) AS n FROM batch}\n  sink: {type: console}\n");
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        assertThat(run(config, 250, out).messagesConsumed()).isEqualTo(250);
+        try (PipelineRunner runner = new PipelineRunner(config, ConfigEnvironment.from(Map.of()), new PipelineRunner.Options(250, out))) {
+        assertThat(runner.run().messagesConsumed()).isEqualTo(250);
         assertThat(out.toString(StandardCharsets.UTF_8).lines()).containsExactly("{\"n\":100}", "{\"n\":100}", "{\"n\":50}");
+        assertThat(runner.scrape()).contains("message_count_messages_total{pipeline=\"pipeline\"} 250.0")
+                .contains("sink_rows_written_total{pipeline=\"pipeline\"} 3.0")
+                .contains("phase_duration_seconds_count{phase=\"handler.invoke\",pipeline=\"pipeline\"} 3");
+        }
     }
 }

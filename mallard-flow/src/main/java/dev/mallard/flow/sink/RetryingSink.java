@@ -1,0 +1,97 @@
+package dev.mallard.flow.sink;
+
+import static java.util.Objects.requireNonNull;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.mallard.core.error.ErrorCode;
+import dev.mallard.core.error.MallardException;
+import java.time.Duration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Retries a sink that could not reach its service ({@code system.sink.unreachable}) along the config's
+ * {@code sink.retry} ladder: exponential backoff from {@code initial_backoff_ms} to {@code max_backoff_ms},
+ * at most {@code max_attempts} tries within {@code deadline_seconds}. A user fault or a refused write is not
+ * retried: trying again would fail the same way. Each try writes the whole batch again (the result table
+ * outlives the attempt) and flushes it.
+ */
+public final class RetryingSink implements Sink {
+    private static final Logger LOG = LoggerFactory.getLogger(RetryingSink.class);
+
+    /** The ladder, with the defaults of docs/configuration.md. */
+    public record Ladder(int maxAttempts, Duration initialBackoff, Duration maxBackoff, Duration deadline) {
+        public static Ladder of(JsonNode retry) {
+            return new Ladder(retry.path("max_attempts").asInt(4), Duration.ofMillis(retry.path("initial_backoff_ms").asLong(100)),
+                    Duration.ofMillis(retry.path("max_backoff_ms").asLong(2000)), Duration.ofSeconds(retry.path("deadline_seconds").asLong(10)));
+        }
+    }
+
+    /** Told of every retry, for the sink_retry_count metric. */
+    public interface RetryListener {
+        void retried();
+    }
+
+    private final Sink sink;
+    private final Ladder ladder;
+    private final RetryListener listener;
+    private ResultTable pending;
+
+    public RetryingSink(Sink sink, Ladder ladder, RetryListener listener) {
+        this.sink = requireNonNull(sink, "sink is null");
+        this.ladder = requireNonNull(ladder, "ladder is null");
+        this.listener = requireNonNull(listener, "listener is null");
+    }
+
+    @Override
+    public void write(ResultTable batch) {
+        pending = batch;
+    }
+
+    @Override
+    public void flush() {
+        if (pending == null) {
+            sink.flush();
+            return;
+        }
+        ResultTable batch = pending;
+        pending = null;
+        long deadline = System.nanoTime() + ladder.deadline().toNanos();
+        Duration backoff = ladder.initialBackoff();
+        for (int attempt = 1; ; attempt++) {
+            try {
+                sink.write(batch);
+                sink.flush();
+                return;
+            } catch (MallardException e) {
+                boolean retriable = e.errorCode() == ErrorCode.SYSTEM_SINK_UNREACHABLE;
+                boolean timeLeft = System.nanoTime() + backoff.toNanos() < deadline;
+                if (!retriable || attempt >= ladder.maxAttempts() || !timeLeft) {
+                    if (retriable) {
+                        throw new MallardException(ErrorCode.SYSTEM_SINK_UNREACHABLE, "gave up after " + attempt + " attempts within "
+                                + ladder.deadline().toSeconds() + " s (sink.retry): " + e.getMessage(), e);
+                    }
+                    throw e;
+                }
+                LOG.warn("sink unreachable, retrying attempt={} backoff_ms={} error={}", attempt, backoff.toMillis(), e.getMessage());
+                listener.retried();
+                sleep(backoff);
+                backoff = backoff.multipliedBy(2).compareTo(ladder.maxBackoff()) > 0 ? ladder.maxBackoff() : backoff.multipliedBy(2);
+            }
+        }
+    }
+
+    private static void sleep(Duration backoff) {
+        try {
+            Thread.sleep(backoff);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new MallardException(ErrorCode.SYSTEM_SINK_UNREACHABLE, "interrupted while waiting to retry the sink");
+        }
+    }
+
+    @Override
+    public void close() {
+        sink.close();
+    }
+}
