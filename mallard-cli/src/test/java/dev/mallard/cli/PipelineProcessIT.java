@@ -206,4 +206,32 @@ class PipelineProcessIT {
             first.waitFor(30, TimeUnit.SECONDS);
         }
     }
+
+    @Test
+    void aSinkBlockingPastTheDrainDeadlineExitsFifteen() throws Exception {
+        String topic = publish(1, 2_000);
+        Path config = dir.resolve("slow.yml");
+        // The sink's SQL runs for minutes: a sink that blocks, made of real work.
+        Files.writeString(config, """
+                pipeline:
+                  batch_size: 100
+                  flush_interval_seconds: 1
+                  drain_deadline_seconds: 2
+                  source:
+                    type: kafka
+                    kafka: {brokers: [%s], group_id: %s, auto_offset_reset: earliest, topics: [%s]}
+                  handler: {type: handlers.InferredMemBatch, sql: SELECT count(*) AS n FROM batch}
+                  sink:
+                    type: sqlcommand
+                    sqlcommand:
+                      sql: CREATE OR REPLACE TEMP TABLE slow AS SELECT sum(a.range * b.range) AS s FROM range(1000000) a, range(1000000) b
+                """.formatted(kafka.bootstrapServers(), "g-" + UUID.randomUUID(), topic));
+        Process run = start("run", config.toString());
+        Thread.sleep(8_000);
+        assertThat(run.isAlive()).isTrue();
+        run.destroy();
+        assertThat(run.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        // 15 only comes from the drain deadline passing: a completed drain exits 0, a failure 1 or 10.
+        assertThat(run.exitValue()).isEqualTo(15);
+    }
 }
