@@ -110,7 +110,26 @@ public final class PipelineRunner implements AutoCloseable {
             throw new MallardException(ErrorCode.USER_CONFIG_UNSUPPORTED, "source type " + source.type()
                     + " cannot run in this version of Mallard; use kafka");
         }
-        return new KafkaSource(source.settings(), config.pipeline().batchSize(), storedOffsets);
+        return new KafkaSource(source.settings(), config.pipeline().batchSize(), storedOffsets, staticMember(config));
+    }
+
+    /**
+     * A pipeline with a state file is one member that restarts: static membership lets the restarted process
+     * take its partitions back at once. The id follows the host and the state file, so each worker of a
+     * scaled-out group (each with its own file) is its own member.
+     */
+    static Optional<String> staticMember(PipelineConfig config) {
+        return config.pipeline().statePath().map(path -> {
+            String host;
+            try {
+                host = java.net.InetAddress.getLocalHost().getHostName();
+            } catch (java.net.UnknownHostException e) {
+                host = "localhost";
+            }
+            String key = host + ":" + Path.of(path).toAbsolutePath().normalize();
+            return "mallard-" + config.pipeline().name() + "-" + java.util.HexFormat.of().formatHex(
+                    java.nio.ByteBuffer.allocate(4).putInt(key.hashCode()).array());
+        });
     }
 
     /** Asks the run to stop: the batch being gathered is processed and committed, then {@link #run} returns. */
@@ -283,7 +302,12 @@ public final class PipelineRunner implements AutoCloseable {
                 return null;
             });
             consumed += batch.size();
-            metrics.batchProcessed(System.nanoTime() - started);
+            long elapsed = System.nanoTime() - started;
+            metrics.batchProcessed(elapsed);
+            if (LOG.isDebugEnabled()) {
+                LOG.debug("batch processed messages={} loaded={} consumed={} micros={} next_offsets={}", batch.size(), loadable.size(), consumed,
+                        elapsed / 1000, next);
+            }
         }
 
         /** Runs a phase, timing it and counting its failure under the phase's name. */

@@ -42,6 +42,15 @@ public final class KafkaSource implements Source {
      * @param storedOffsets the next offset per partition recorded in the pipeline's state, applied on assignment
      */
     public KafkaSource(JsonNode block, int maxPollRecords, Function<Partition, java.util.Optional<Long>> storedOffsets) {
+        this(block, maxPollRecords, storedOffsets, java.util.Optional.empty());
+    }
+
+    /**
+     * @param instanceId a static group membership id: a restarted process with the same id takes over its
+     *     partitions at once, instead of waiting for the crashed member's session to expire
+     */
+    public KafkaSource(JsonNode block, int maxPollRecords, Function<Partition, java.util.Optional<Long>> storedOffsets,
+            java.util.Optional<String> instanceId) {
         requireNonNull(block, "block is null");
         requireNonNull(storedOffsets, "storedOffsets is null");
         this.where = "pipeline.source.kafka";
@@ -54,6 +63,7 @@ public final class KafkaSource implements Source {
         properties.put(ConsumerConfig.FETCH_MAX_BYTES_CONFIG, Integer.toString(fetch.path("max_bytes").asInt(4 << 20)));
         properties.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, Integer.toString(fetch.path("max_partition_bytes").asInt(1 << 20)));
         properties.put(ConsumerConfig.CLIENT_ID_CONFIG, "mallard-" + block.path("group_id").asText());
+        instanceId.ifPresent(id -> properties.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, id));
         this.consumer = new KafkaConsumer<>(properties, new ByteArrayDeserializer(), new ByteArrayDeserializer());
         List<String> topics = new ArrayList<>();
         block.path("topics").forEach(topic -> topics.add(topic.asText()));
