@@ -8,7 +8,6 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -17,7 +16,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** The runnable jar, run the way a user runs it: a separate JVM, real stdout, stderr and exit codes. */
 class CliIT {
-    private static final Path JAR = Path.of("target", "mallard.jar");
     private static final Path EXAMPLES = Path.of("..", "examples");
 
     @TempDir
@@ -26,10 +24,7 @@ class CliIT {
     record Run(int exit, String out, String err) {}
 
     private static Run mallard(Map<String, String> env, String... args) throws IOException, InterruptedException {
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--add-opens=java.base/java.nio=ALL-UNNAMED", "--enable-native-access=ALL-UNNAMED", "-jar", JAR.toString()));
-        command.addAll(List.of(args));
-        ProcessBuilder builder = new ProcessBuilder(command);
+        ProcessBuilder builder = new ProcessBuilder(MallardJar.command(args));
         builder.environment().putAll(env);
         Path out = Files.createTempFile("mallard-out", ".txt");
         Path err = Files.createTempFile("mallard-err", ".txt");

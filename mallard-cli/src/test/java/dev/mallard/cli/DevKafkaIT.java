@@ -26,7 +26,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** `mallard dev kafka` and `mallard dev publish` as separate processes, the way a script uses them. */
 class DevKafkaIT {
-    private static final Path JAR = Path.of("target", "mallard.jar");
 
     @TempDir
     Path dir;
@@ -43,10 +42,7 @@ class DevKafkaIT {
     }
 
     private static List<String> command(String... args) {
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--add-opens=java.base/java.nio=ALL-UNNAMED", "--enable-native-access=ALL-UNNAMED", "-jar", JAR.toString()));
-        command.addAll(List.of(args));
-        return command;
+        return MallardJar.command(args);
     }
 
     private static Run mallard(String... args) throws IOException, InterruptedException {

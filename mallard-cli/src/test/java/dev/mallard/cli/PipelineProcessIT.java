@@ -12,7 +12,6 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,7 +28,6 @@ import org.junit.jupiter.api.io.TempDir;
  * SIGTERM, started twice on one state file. What the state file holds is checked between runs.
  */
 class PipelineProcessIT {
-    private static final Path JAR = Path.of("target", "mallard.jar");
     private static EmbeddedKafka kafka;
 
     @TempDir
@@ -91,10 +89,7 @@ class PipelineProcessIT {
     }
 
     private static Process start(Path log, String... args) throws IOException {
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--add-opens=java.base/java.nio=ALL-UNNAMED", "--enable-native-access=ALL-UNNAMED", "-jar", JAR.toString()));
-        command.addAll(List.of(args));
-        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
+        ProcessBuilder builder = new ProcessBuilder(MallardJar.command(args)).redirectErrorStream(true).redirectOutput(log.toFile());
         // Batch lines at DEBUG tell the test that the pipeline is processing.
         builder.environment().put("MALLARD_LOG_LEVEL", "DEBUG");
         return builder.start();
@@ -215,9 +210,7 @@ class PipelineProcessIT {
             }
             Thread.sleep(1_000);
             Path log = dir.resolve("second.log");
-            List<String> command = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                    "--add-opens=java.base/java.nio=ALL-UNNAMED", "-jar", JAR.toString(), "run", config.toString());
-            Process second = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            Process second = new ProcessBuilder(MallardJar.command("run", config.toString())).redirectErrorStream(true).redirectOutput(log.toFile()).start();
             assertThat(second.waitFor(60, TimeUnit.SECONDS)).as("the second process does not hang").isTrue();
             assertThat(second.exitValue()).isEqualTo(10);
             assertThat(Files.readString(log)).contains("user.state.locked").contains(state.toString());

@@ -1,0 +1,19 @@
+package dev.mallard.cli;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/** The command line that runs the built mallard.jar in a fresh JVM, as a user runs it. */
+final class MallardJar {
+    static final Path JAR = Path.of("target", "mallard.jar");
+
+    private MallardJar() {}
+
+    static List<String> command(String... args) {
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--add-opens=java.base/java.nio=ALL-UNNAMED", "--enable-native-access=ALL-UNNAMED", "-jar", JAR.toString()));
+        command.addAll(List.of(args));
+        return command;
+    }
+}
