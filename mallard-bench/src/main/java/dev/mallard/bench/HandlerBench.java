@@ -94,6 +94,8 @@ final class HandlerBench implements Callable<Integer> {
         if (invoke.isPresent()) {
             out.printf("%-44s %14.2f %14.2f %8.2f%n", "dev invoke 57,344 lines, wall s (best)", invoke.get()[0], INVOKE_TARGET_SECONDS, INVOKE_TARGET_SECONDS / invoke.get()[0]);
             out.printf("%-44s %14.2f %14.2f %8.2f%n", "dev invoke 57,344 lines, wall s (median)", invoke.get()[1], INVOKE_TARGET_SECONDS, INVOKE_TARGET_SECONDS / invoke.get()[1]);
+        } else if (skipInvoke) {
+            out.println("dev invoke timing skipped (--skip-invoke)");
         } else {
             out.println("dev invoke timing skipped: " + jar + " is missing (build it with ./mallard version)");
         }
