@@ -154,16 +154,21 @@ public final class Publisher implements AutoCloseable {
         private final long total;
         private final AtomicLong acknowledged = new AtomicLong();
         private final AtomicReference<Exception> failure = new AtomicReference<>();
+        private final int partitions;
+        private long sent;
 
         Delivery(String topic, long total) {
             this.topic = topic;
             this.total = total;
+            // Round robin rather than the sticky partitioner: test data should reach every partition of the
+            // topic, whatever the batching does, so multi-partition tests really read several partitions.
+            this.partitions = Math.max(1, producer.partitionsFor(topic).size());
         }
 
         void send(byte[] value) {
             throwIfFailed();
             try {
-                producer.send(new ProducerRecord<>(topic, value), this);
+                producer.send(new ProducerRecord<>(topic, (int) (sent++ % partitions), null, value), this);
             } catch (KafkaException e) {
                 throw failure(e);
             }
