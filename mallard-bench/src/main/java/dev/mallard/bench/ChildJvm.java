@@ -46,9 +46,12 @@ final class ChildJvm implements AutoCloseable {
         Runtime.getRuntime().addShutdownHook(reaper);
     }
 
-    /** MALLARD_JAVA_OPTS split on white space, as the launcher's shell splits it. */
+    /** The launcher's default JVM options, used when MALLARD_JAVA_OPTS is not set (see ./mallard). */
+    static final String DEFAULT_JAVA_OPTS = "-XX:+UseSerialGC -Xms16m";
+
+    /** MALLARD_JAVA_OPTS split on white space, as the launcher's shell splits it; the launcher's defaults when unset. */
     static List<String> mallardJavaOpts() {
-        String options = System.getenv().getOrDefault("MALLARD_JAVA_OPTS", "").strip();
+        String options = System.getenv().getOrDefault("MALLARD_JAVA_OPTS", DEFAULT_JAVA_OPTS).strip();
         return options.isEmpty() ? List.of() : Arrays.asList(options.split("\\s+"));
     }
 

@@ -33,10 +33,14 @@ import org.slf4j.LoggerFactory;
  */
 public final class KafkaSource implements Source {
     private static final Logger LOG = LoggerFactory.getLogger(KafkaSource.class);
+    private static final Duration COMMIT_TIMEOUT = Duration.ofSeconds(30);
 
     private final KafkaConsumer<byte[], byte[]> consumer;
     private final ArrayDeque<ConsumerRecord<byte[], byte[]>> buffered = new ArrayDeque<>();
     private final String where;
+    // The offsets last handed to commit and not yet known to be committed: made durable in close() and when a
+    // partition is revoked, so an asynchronous commit in flight is never what a restart depends on.
+    private final Map<TopicPartition, OffsetAndMetadata> pending = new HashMap<>();
 
     /**
      * @param storedOffsets the next offset per partition recorded in the pipeline's state, applied on assignment
@@ -72,6 +76,14 @@ public final class KafkaSource implements Source {
             public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
                 // Records read ahead from a revoked partition belong to its next owner.
                 buffered.removeIf(record -> partitions.contains(new TopicPartition(record.topic(), record.partition())));
+                Map<TopicPartition, OffsetAndMetadata> leaving = new HashMap<>();
+                for (TopicPartition partition : partitions) {
+                    OffsetAndMetadata offset = pending.remove(partition);
+                    if (offset != null) {
+                        leaving.put(partition, offset);
+                    }
+                }
+                commitNow(leaving);
             }
 
             @Override
@@ -104,6 +116,12 @@ public final class KafkaSource implements Source {
         return messages;
     }
 
+    /**
+     * Commits asynchronously: the next batch is read while the broker records this one. Offsets only ever move
+     * forward, a later commit covers an earlier one that failed, and {@link #close()} and a revocation commit
+     * what is still pending synchronously, so the only cost of a lost asynchronous commit is a redelivery that
+     * the at-least-once contract (and, with a state path, the state file's own offsets) already covers.
+     */
     @Override
     public void commit(Map<Partition, Long> nextOffsets) {
         if (nextOffsets.isEmpty()) {
@@ -111,8 +129,26 @@ public final class KafkaSource implements Source {
         }
         Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
         nextOffsets.forEach((partition, offset) -> offsets.put(new TopicPartition(partition.topic(), partition.partition()), new OffsetAndMetadata(offset)));
+        pending.putAll(offsets);
         try {
-            consumer.commitSync(offsets);
+            consumer.commitAsync(offsets, (committed, error) -> {
+                if (error == null) {
+                    committed.forEach(pending::remove); // only where no newer offset is pending
+                } else {
+                    LOG.warn("asynchronous offset commit failed; the next commit covers it error={}", error.toString());
+                }
+            });
+        } catch (KafkaException e) {
+            LOG.warn("offset commit failed; the batch may be redelivered error={}", e.toString());
+        }
+    }
+
+    private void commitNow(Map<TopicPartition, OffsetAndMetadata> offsets) {
+        if (offsets.isEmpty()) {
+            return;
+        }
+        try {
+            consumer.commitSync(offsets, COMMIT_TIMEOUT);
         } catch (KafkaException e) {
             // The batch is processed; a failed commit means it may be read again after a restart, which the
             // state file's offsets (when there is one) already cover.
@@ -131,6 +167,12 @@ public final class KafkaSource implements Source {
 
     @Override
     public void close() {
+        try {
+            commitNow(Map.copyOf(pending));
+            pending.clear();
+        } catch (RuntimeException e) {
+            LOG.warn("final offset commit failed; the last batch may be redelivered error={}", e.toString());
+        }
         consumer.close(org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ofSeconds(5)));
     }
 
