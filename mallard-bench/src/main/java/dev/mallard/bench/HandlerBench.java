@@ -127,7 +127,7 @@ final class HandlerBench implements Callable<Integer> {
                 sql = "SELECT properties.city AS city, count(*) AS city_count FROM batch GROUP BY 1";
             }
             HandlerConfig config = new HandlerConfig(type, sql, table, Optional.empty());
-            try (Handler handler = Handlers.create(config, engine.connection(), ConfigEnvironment.from(java.util.Map.of()))) {
+            try (Handler handler = Handlers.create(config, dev.mallard.flow.handler.RecordColumns.NONE, engine.connection(), ConfigEnvironment.from(java.util.Map.of()))) {
                 BatchProcessor processor = new BatchProcessor(handler, new NoopSink());
                 // Warm up the JIT and DuckDB's caches on a tenth of the messages before measuring.
                 runBatches(processor, all.subList(0, Math.max(batchSize, all.size() / 10)));

@@ -24,6 +24,8 @@ record ArrowExtension(String name, String duckDbType) {
     static final String JSON = "arrow.json";
     static final String UUID = "arrow.uuid";
     static final String OPAQUE = "arrow.opaque";
+    // Arrow's canonical boolean stored one byte per value; DuckDB exports BOOLEAN so under lossless conversion.
+    static final String BOOL8 = "arrow.bool8";
     private static final ArrowExtension NONE = new ArrowExtension(null, null);
 
     static ArrowExtension of(Field field) {
@@ -41,6 +43,10 @@ record ArrowExtension(String name, String duckDbType) {
 
     boolean isJson() {
         return JSON.equals(name) || "json".equals(duckDbType);
+    }
+
+    boolean isBool8() {
+        return BOOL8.equals(name);
     }
 
     boolean isUuid() {

@@ -117,7 +117,7 @@ final class EncoderFactory {
         return switch (vector) {
             case NullVector v -> new NumberEncoders.Nulls();
             case BitVector v -> new NumberEncoders.Bool(v);
-            case TinyIntVector v -> new NumberEncoders.Int8(v);
+            case TinyIntVector v -> extension.isBool8() ? new NumberEncoders.Bool8(v) : new NumberEncoders.Int8(v);
             case SmallIntVector v -> new NumberEncoders.Int16(v);
             case IntVector v -> new NumberEncoders.Int32(v);
             case BigIntVector v -> new NumberEncoders.Int64(v);

@@ -15,11 +15,12 @@ import org.apache.arrow.vector.ipc.ArrowReader;
  *
  * <p>Values are encoded as follows.
  * <ul>
- *   <li>Integers of every width, signed or unsigned, are numbers; booleans are {@code true}/{@code false};
- *       NULL is {@code null}, at any depth.
+ *   <li>Integers of every width, signed or unsigned, HUGEINT and UHUGEINT included (what {@code sum} of a
+ *       BIGINT column returns), are numbers of their exact digits; booleans are {@code true}/{@code false}, also
+ *       when DuckDB exports them as {@code arrow.bool8}; NULL is {@code null}, at any depth.
  *   <li>FLOAT and DOUBLE are numbers, except NaN and the infinities, which are the strings {@code "NaN"},
  *       {@code "Infinity"} and {@code "-Infinity"}.
- *   <li>DECIMAL of any precision, HUGEINT, UHUGEINT and BIGNUM are strings of their exact digits
+ *   <li>DECIMAL of any precision and BIGNUM are strings of their exact digits
  *       ({@code "1.50"} for DECIMAL(10,2) 1.5), so no JSON reader rounds them.
  *   <li>VARCHAR is a string. A field marked as JSON (extension {@code arrow.json}) is embedded as raw JSON.
  *       DuckDB marks JSON columns only when {@code arrow_lossless_conversion} is set (see

@@ -46,6 +46,18 @@ final class NumberEncoders {
         }
     }
 
+    /** {@code arrow.bool8}: a boolean in a byte, any non-zero byte true. */
+    record Bool8(TinyIntVector vector) implements ValueEncoder {
+        @Override
+        public void write(JsonOutput out, int index) throws IOException {
+            if (vector.isNull(index)) {
+                out.writeNull();
+            } else {
+                out.writeBoolean(vector.get(index) != 0);
+            }
+        }
+    }
+
     record Int8(TinyIntVector vector) implements ValueEncoder {
         @Override
         public void write(JsonOutput out, int index) throws IOException {
@@ -227,8 +239,8 @@ final class NumberEncoders {
 
     /**
      * HUGEINT or UHUGEINT as DuckDB exports them under {@code arrow_lossless_conversion}: 16 bytes of
-     * little-endian two's complement in an opaque extension. Written as the string of its digits, like the
-     * DECIMAL(38,0) form DuckDB uses otherwise.
+     * little-endian two's complement in an opaque extension. Written as a JSON number of its exact digits: it is
+     * an integer (what {@code sum} of a BIGINT column returns), so it keeps its JSON type as SQLFlow's output did.
      */
     record Int128(FixedSizeBinaryVector vector, boolean unsigned) implements ValueEncoder {
         @Override
@@ -241,7 +253,7 @@ final class NumberEncoders {
             long low = data.getLong(16L * index);
             long high = data.getLong(16L * index + 8);
             if (unsigned ? high == 0 && low >= 0 : high == low >> 63) {
-                out.append('"').appendLong(low).append('"');
+                out.appendLong(low);
                 return;
             }
             byte[] bigEndian = new byte[16];
@@ -249,7 +261,7 @@ final class NumberEncoders {
                 bigEndian[15 - i] = data.getByte(16L * index + i);
             }
             BigInteger value = unsigned ? new BigInteger(1, bigEndian) : new BigInteger(bigEndian);
-            out.writeAsciiString(value.toString());
+            out.append(value.toString());
         }
     }
 

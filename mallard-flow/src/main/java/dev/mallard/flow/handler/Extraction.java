@@ -21,6 +21,10 @@ import java.util.regex.Pattern;
  * JSON columns need the value as JSON, which the text loses for strings, so they come from a second
  * {@code json_extract} (only when the table has such a column); a JSON null becomes NULL there too.
  *
+ * <p>Record columns ({@link RecordColumns}) read the record's topic, partition and offset, which travel beside
+ * the line as the columns {@link ArrowLines#TOPIC}, {@link ArrowLines#PARTITION} and {@link ArrowLines#OFFSET},
+ * or its event time, one more path of the same extraction.
+ *
  * <p>Measured against {@code json_extract} plus {@code ->> '$'} per VARCHAR column, reading text in one go
  * saves a parse per column and about a quarter of the statement's time.
  */
@@ -33,7 +37,7 @@ final class Extraction {
     private final String jsonPaths;
 
     /** @param castAll cast every expression to its column's type, so that CREATE TABLE AS gets exactly it */
-    Extraction(List<Column> columns, boolean castAll) {
+    Extraction(List<Column> columns, boolean castAll, RecordColumns records) {
         this.columns = List.copyOf(columns);
         List<String> text = new ArrayList<>();
         List<String> json = new ArrayList<>();
@@ -41,7 +45,10 @@ final class Extraction {
             String type = column.type().strip();
             String pointer = SqlText.literal(SqlText.topLevelPointer(column.name()));
             String expression;
-            if (isJson(type)) {
+            RecordColumns.Origin origin = records.originOf(column.name());
+            if (origin != RecordColumns.Origin.JSON) {
+                expression = "CAST(" + recordValue(origin, records, text) + " AS " + type + ")";
+            } else if (isJson(type)) {
                 json.add(pointer);
                 expression = "nullif(j[" + json.size() + "], 'null')";
             } else {
@@ -62,6 +69,20 @@ final class Extraction {
         }
         textPaths = text.isEmpty() ? null : "[" + String.join(", ", text) + "]";
         jsonPaths = json.isEmpty() ? null : "[" + String.join(", ", json) + "]";
+    }
+
+    private static String recordValue(RecordColumns.Origin origin, RecordColumns records, List<String> text) {
+        return switch (origin) {
+            case TOPIC -> ArrowLines.TOPIC;
+            case PARTITION -> ArrowLines.PARTITION;
+            case OFFSET -> ArrowLines.OFFSET;
+            case EVENT_TIME -> {
+                RecordColumns.EventTime eventTime = records.eventTime().orElseThrow();
+                text.add(SqlText.literal(eventTime.pointer()));
+                yield eventTime.expression("s[" + text.size() + "]");
+            }
+            case JSON -> throw new IllegalArgumentException("not a record column");
+        };
     }
 
     List<Column> columns() {
@@ -87,14 +108,12 @@ final class Extraction {
 
     private String source(String line, String from) {
         StringBuilder sql = new StringBuilder("(SELECT ");
+        sql.append(ArrowLines.TOPIC).append(", ").append(ArrowLines.PARTITION).append(", ").append(ArrowLines.OFFSET);
         if (textPaths != null) {
-            sql.append("json_extract_string(").append(line).append(", ").append(textPaths).append(") AS s");
+            sql.append(", json_extract_string(").append(line).append(", ").append(textPaths).append(") AS s");
         }
         if (jsonPaths != null) {
-            if (textPaths != null) {
-                sql.append(", ");
-            }
-            sql.append("json_extract(").append(line).append(", ").append(jsonPaths).append(") AS j");
+            sql.append(", json_extract(").append(line).append(", ").append(jsonPaths).append(") AS j");
         }
         if (!from.isEmpty()) {
             sql.append(' ').append(from);

@@ -9,12 +9,16 @@ import org.duckdb.DuckDBConnection;
 public final class Handlers {
     private Handlers() {}
 
-    public static Handler create(HandlerConfig config, DuckDBConnection connection, ConfigEnvironment environment) {
+    /**
+     * @param records the columns taken from each record rather than its JSON ({@link RecordColumns#of} of the
+     *     pipeline's source)
+     */
+    public static Handler create(HandlerConfig config, RecordColumns records, DuckDBConnection connection, ConfigEnvironment environment) {
         return switch (config.type()) {
-            case INFERRED_MEM_BATCH -> new InferredMemBatchHandler(connection, config.sql());
+            case INFERRED_MEM_BATCH -> new InferredMemBatchHandler(connection, config.sql(), records);
             case INFERRED_DISK_BATCH -> new InferredDiskBatchHandler(connection,
-                    Path.of(config.resultsCacheDir().orElse(environment.resultsCacheDir())), config.sql());
-            case STRUCTURED_BATCH -> new StructuredBatchHandler(connection, config.table().orElseThrow(), config.sql());
+                    Path.of(config.resultsCacheDir().orElse(environment.resultsCacheDir())), config.sql(), records);
+            case STRUCTURED_BATCH -> new StructuredBatchHandler(connection, config.table().orElseThrow(), config.sql(), records);
         };
     }
 }

@@ -31,8 +31,13 @@ final class InferredDiskBatchHandler implements Handler {
     private final Set<String> warnedKeys = new HashSet<>();
     private final HandlerSql sql;
 
-    InferredDiskBatchHandler(DuckDBConnection connection, Path cacheDir, String sql) {
+    InferredDiskBatchHandler(DuckDBConnection connection, Path cacheDir, String sql, RecordColumns records) {
         this.connection = requireNonNull(connection, "connection is null");
+        if (!records.forInferred(sql).isEmpty()) {
+            throw new MallardException(ErrorCode.USER_CONFIG_INVALID, "handlers.InferredDiskBatch reads the staged JSON "
+                    + "alone, so it cannot expose kafka_topic, kafka_partition, kafka_offset or a configured event_time; "
+                    + "use handlers.InferredMemBatch or handlers.StructuredBatch for them");
+        }
         try {
             Files.createDirectories(cacheDir);
         } catch (IOException e) {

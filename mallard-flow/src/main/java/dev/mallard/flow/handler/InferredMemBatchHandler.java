@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import dev.mallard.core.error.MallardException;
 import dev.mallard.flow.sink.ResultTable;
 import dev.mallard.flow.source.Message;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -24,17 +25,34 @@ final class InferredMemBatchHandler implements Handler {
     private final JsonBatchLoader loader;
     private final HandlerSql sql;
     private final Set<String> warnedKeys = new HashSet<>();
+    private final List<Column> recordColumns;
 
-    InferredMemBatchHandler(DuckDBConnection connection, String sql) {
+    InferredMemBatchHandler(DuckDBConnection connection, String sql, RecordColumns records) {
         requireNonNull(connection, "connection is null");
-        this.loader = new JsonBatchLoader(connection);
+        this.loader = new JsonBatchLoader(connection, Message::position, records);
         this.sql = new HandlerSql(connection, sql);
+        this.recordColumns = records.forInferred(sql);
     }
 
     @Override
     public void write(List<Message> batch) {
-        List<Column> columns = infer(inference, batch, warnedKeys);
+        List<Column> columns = withRecordColumns(infer(inference, batch, warnedKeys), recordColumns);
         loader.createAndLoad(batch, BATCH_TABLE, columns);
+    }
+
+    /** The inferred columns, less any a record column replaces, then the record columns. */
+    static List<Column> withRecordColumns(List<Column> inferred, List<Column> records) {
+        if (records.isEmpty()) {
+            return inferred;
+        }
+        List<Column> columns = new ArrayList<>(inferred.size() + records.size());
+        for (Column column : inferred) {
+            if (records.stream().noneMatch(record -> record.name().equals(column.name()))) {
+                columns.add(column);
+            }
+        }
+        columns.addAll(records);
+        return columns;
     }
 
     /** Shared with the disk handler: the columns of a batch, warning once per top-level key left out. */

@@ -36,24 +36,28 @@ import org.duckdb.DuckDBConnection;
  */
 public final class JsonBatchLoader implements AutoCloseable {
     private static final int ERRORS_IN_MESSAGE = 3;
-    // One message as a parameter, named once even when two extractions read it.
-    private static final String ONE_LINE = "FROM (SELECT CAST(? AS VARCHAR) AS line)";
+    // One message and where it came from as parameters, named once even when two extractions read it.
+    private static final String ONE_LINE = "FROM (SELECT CAST(? AS VARCHAR) AS line, CAST(? AS VARCHAR) AS " + ArrowLines.TOPIC
+            + ", CAST(? AS INTEGER) AS " + ArrowLines.PARTITION + ", CAST(? AS BIGINT) AS " + ArrowLines.OFFSET + ")";
 
     private final DuckDBConnection connection;
     private final Function<Message, String> where;
+    private final RecordColumns records;
     private final BufferAllocator allocator = new RootAllocator();
 
-    /** A loader that names messages by {@link Message#position()}. */
+    /** A loader that names messages by {@link Message#position()}, with no event time configured. */
     public JsonBatchLoader(DuckDBConnection connection) {
-        this(connection, Message::position);
+        this(connection, Message::position, RecordColumns.NONE);
     }
 
     /**
      * @param where how an error names a message, e.g. {@code m -> "line " + (m.offset() + 1)} for a file
+     * @param records which columns are filled from the record rather than its JSON
      */
-    public JsonBatchLoader(DuckDBConnection connection, Function<Message, String> where) {
+    public JsonBatchLoader(DuckDBConnection connection, Function<Message, String> where, RecordColumns records) {
         this.connection = requireNonNull(connection, "connection is null");
         this.where = requireNonNull(where, "where is null");
+        this.records = requireNonNull(records, "records is null");
     }
 
     /**
@@ -76,7 +80,7 @@ public final class JsonBatchLoader implements AutoCloseable {
             }
             names.append(SqlText.identifier(column.name()));
         }
-        Extraction extraction = new Extraction(columns, false);
+        Extraction extraction = new Extraction(columns, false, records);
         String sql = "INSERT INTO " + SqlText.identifier(targetTable) + " (" + names + ") "
                 + extraction.select("line", "FROM " + ArrowLines.VIEW);
         return run(batch, extraction, sql, "table \"" + targetTable + "\"");
@@ -100,7 +104,7 @@ public final class JsonBatchLoader implements AutoCloseable {
                             + "empty object {}; send messages with at least one key, or declare the table and "
                             + "use handlers.StructuredBatch");
         }
-        Extraction extraction = new Extraction(columns, true);
+        Extraction extraction = new Extraction(columns, true, records);
         String sql = "CREATE OR REPLACE TEMP TABLE " + SqlText.identifier(table) + " AS "
                 + extraction.select("line", "FROM " + ArrowLines.VIEW);
         return run(batch, extraction, sql, "table \"" + table + "\"");
@@ -132,12 +136,12 @@ public final class JsonBatchLoader implements AutoCloseable {
 
     private long run(List<Message> batch, Extraction extraction, String sql, String target) {
         List<BadMessage> bad = new ArrayList<>();
-        List<byte[]> lines = new ArrayList<>(batch.size());
+        List<Message> lines = new ArrayList<>(batch.size());
         for (int i = 0; i < batch.size(); i++) {
             Message message = batch.get(i);
             int kind = RawJson.classify(message.value());
             if (kind == RawJson.OBJECT) {
-                lines.add(message.value());
+                lines.add(message);
             } else if (kind != RawJson.BLANK) {
                 bad.add(new BadMessage(i, message, where.apply(message), null, RawJson.describe(kind)));
             }
@@ -187,7 +191,7 @@ public final class JsonBatchLoader implements AutoCloseable {
                     whole = connection.prepareStatement(wholeSql);
                 }
                 try {
-                    evaluate(whole, text);
+                    evaluate(whole, message, text);
                 } catch (SQLException e) {
                     // DuckDB closes a statement that failed, so prepare a fresh one for the next message.
                     closeQuietly(whole);
@@ -228,14 +232,15 @@ public final class JsonBatchLoader implements AutoCloseable {
     private BadMessage locate(int index, Message message, String text, Extraction extraction, SQLException failure) {
         String position = where.apply(message);
         try (PreparedStatement parse = connection.prepareStatement("SELECT CAST(? AS JSON)")) {
-            evaluate(parse, text);
+            parse.setString(1, text);
+            drain(parse);
         } catch (SQLException e) {
             return new BadMessage(index, message, position, null, "the message is not valid JSON: " + firstLine(e));
         }
         List<Column> columns = extraction.columns();
         for (int c = 0; c < columns.size(); c++) {
             try (PreparedStatement one = connection.prepareStatement(extraction.selectOne(c, "line", ONE_LINE))) {
-                evaluate(one, text);
+                evaluate(one, message, text);
             } catch (SQLException e) {
                 return new BadMessage(index, message, position, columns.get(c).name(), firstLine(e));
             }
@@ -250,8 +255,15 @@ public final class JsonBatchLoader implements AutoCloseable {
                 || message.startsWith("Parser Error");
     }
 
-    private static void evaluate(PreparedStatement statement, String text) throws SQLException {
+    private static void evaluate(PreparedStatement statement, Message message, String text) throws SQLException {
         statement.setString(1, text);
+        statement.setString(2, message.topic());
+        statement.setInt(3, RecordColumns.partitionOf(message));
+        statement.setLong(4, message.offset());
+        drain(statement);
+    }
+
+    private static void drain(PreparedStatement statement) throws SQLException {
         try (ResultSet rows = statement.executeQuery()) {
             while (rows.next()) {
                 rows.getObject(1);

@@ -22,7 +22,7 @@ final class StructuredBatchHandler implements Handler {
     private final JsonBatchLoader loader;
     private final HandlerSql sql;
 
-    StructuredBatchHandler(DuckDBConnection connection, String table, String sql) {
+    StructuredBatchHandler(DuckDBConnection connection, String table, String sql, RecordColumns records) {
         this.connection = requireNonNull(connection, "connection is null");
         this.table = requireNonNull(table, "table is null");
         try {
@@ -31,7 +31,12 @@ final class StructuredBatchHandler implements Handler {
             throw new MallardException(ErrorCode.USER_CONFIG_INVALID, "pipeline.handler.table: " + e.getMessage()
                     + "; declare the table in `commands` (CREATE TABLE " + table + " (...))", e);
         }
-        this.loader = new JsonBatchLoader(connection);
+        if (records.eventTime().isPresent()
+                && columns.stream().noneMatch(column -> column.name().equals(RecordColumns.EVENT_TIME))) {
+            throw new MallardException(ErrorCode.USER_CONFIG_INVALID, "pipeline.source: event_time is configured but table "
+                    + table + " has no event_time column; add `event_time TIMESTAMPTZ` to its CREATE TABLE");
+        }
+        this.loader = new JsonBatchLoader(connection, Message::position, records);
         this.sql = new HandlerSql(connection, sql);
     }
 

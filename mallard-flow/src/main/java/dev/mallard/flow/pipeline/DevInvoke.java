@@ -7,6 +7,7 @@ import dev.mallard.core.error.MallardException;
 import dev.mallard.flow.config.PipelineConfig;
 import dev.mallard.flow.handler.Handler;
 import dev.mallard.flow.handler.Handlers;
+import dev.mallard.flow.handler.RecordColumns;
 import dev.mallard.flow.sink.ConsoleSink;
 import dev.mallard.flow.source.Message;
 import java.io.IOException;
@@ -35,7 +36,7 @@ public final class DevInvoke {
     /** Runs on an engine the caller opened (the CLI opens it while the config is still being read). */
     public static long run(Engine engine, PipelineConfig config, List<Message> batch, ConfigEnvironment environment, OutputStream out) {
         PipelineSetup.run(config, engine.connection());
-        try (Handler handler = Handlers.create(config.pipeline().handler(), engine.connection(), environment);
+        try (Handler handler = Handlers.create(config.pipeline().handler(), RecordColumns.of(config.pipeline().source()), engine.connection(), environment);
                 ConsoleSink console = new ConsoleSink(out, engine.allocator())) {
             return new BatchProcessor(handler, console).process(batch);
         }

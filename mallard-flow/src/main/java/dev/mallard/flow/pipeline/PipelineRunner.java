@@ -16,6 +16,7 @@ import dev.mallard.flow.handler.BadMessage;
 import dev.mallard.flow.handler.BadMessagesException;
 import dev.mallard.flow.handler.Handler;
 import dev.mallard.flow.handler.Handlers;
+import dev.mallard.flow.handler.RecordColumns;
 import dev.mallard.flow.sink.ResultTable;
 import dev.mallard.flow.sink.RetryingSink;
 import dev.mallard.flow.sink.Sink;
@@ -176,7 +177,7 @@ public final class PipelineRunner implements AutoCloseable {
                             .orElse(null);
                     StateStats closingStats = stats.orElse(null);
                     Source source = sources.open(config, partition -> offsets.flatMap(store -> store.next(partition)));
-                    Handler handler = Handlers.create(pipeline.handler(), engine.connection(), environment);
+                    Handler handler = Handlers.create(pipeline.handler(), RecordColumns.of(pipeline.source()), engine.connection(), environment);
                     Sink sink = new RetryingSink(Sinks.create(pipeline.sink(), options.console(), engine.allocator()),
                             RetryingSink.Ladder.of(pipeline.sink().retry()), metrics::sinkRetry);
                     Sink dlq = pipeline.onError().dlq().map(d -> Sinks.create(d, options.console(), engine.allocator())).orElse(null)) {

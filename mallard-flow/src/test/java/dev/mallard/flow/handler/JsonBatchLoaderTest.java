@@ -243,7 +243,7 @@ class JsonBatchLoaderTest {
     @Test
     void aWhereFunctionNamesMessagesByLine() throws SQLException {
         sql("CREATE TABLE t(n BIGINT)");
-        try (JsonBatchLoader byLine = new JsonBatchLoader(connection, m -> "line " + (m.offset() + 1))) {
+        try (JsonBatchLoader byLine = new JsonBatchLoader(connection, m -> "line " + (m.offset() + 1), RecordColumns.NONE)) {
             BadMessagesException e = catchThrowableOfType(BadMessagesException.class,
                     () -> byLine.load(batch("{\"n\":1}", "{\"n\":2}", "{\"n\":\"q\"}"), "t",
                             JsonBatchLoader.describe(connection, "t")));

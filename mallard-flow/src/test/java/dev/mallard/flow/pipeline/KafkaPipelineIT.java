@@ -305,4 +305,34 @@ class KafkaPipelineIT {
                 .contains("phase_duration_seconds_count{phase=\"handler.invoke\",pipeline=\"pipeline\"} 3");
         }
     }
+
+    @Test
+    void handlerSqlSeesEachRecordsTopicPartitionOffsetAndEventTime() {
+        String in = topic(3);
+        List<String> events = new ArrayList<>();
+        for (int i = 0; i < 30; i++) {
+            events.add("{\"n\":" + i + ",\"at\":" + (1_449_947_461_000L + i * 1000L) + "}");
+        }
+        Properties properties = new Properties();
+        properties.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(properties, new StringSerializer(), new StringSerializer())) {
+            for (int i = 0; i < events.size(); i++) {
+                producer.send(new ProducerRecord<>(in, i % 3, null, events.get(i)));
+            }
+            producer.flush();
+        }
+        PipelineConfig config = config("pipeline:\n  batch_size: 30\n" + source(in, "g-records").stripTrailing()
+                + "\n      event_time: {path: at, format: unix_millis}\n"
+                + "  handler:\n    type: handlers.InferredMemBatch\n    sql: >-\n"
+                + "      SELECT count(DISTINCT kafka_partition) AS partitions, count(DISTINCT (kafka_partition, kafka_offset)) AS positions,\n"
+                + "      bool_and(kafka_topic = '" + in + "') AS one_topic, sum(kafka_offset) AS offsets,\n"
+                + "      min(event_time) AS first, max(event_time) AS last FROM batch\n"
+                + "  sink: {type: console}\n");
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        assertThat(run(config, 30, out).messagesConsumed()).isEqualTo(30);
+        // Ten records in each of three partitions: offsets 0..9 in each, so they sum to 3 * 45.
+        assertThat(out.toString(StandardCharsets.UTF_8).lines()).containsExactly(
+                "{\"partitions\":3,\"positions\":30,\"one_topic\":true,\"offsets\":135,"
+                        + "\"first\":\"2015-12-12T19:11:01Z\",\"last\":\"2015-12-12T19:11:30Z\"}");
+    }
 }
