@@ -99,10 +99,14 @@ final class ArrowLines implements AutoCloseable {
         }
     }
 
-    /** Yields all lines as one record batch. */
+    /**
+     * Yields the lines in record batches of {@link #CHUNK} rows, DuckDB's vector size, so that DuckDB can extract
+     * the batches on several threads at once.
+     */
     private static final class LinesReader extends ArrowReader {
+        private static final int CHUNK = 2048;
         private final List<Message> lines;
-        private boolean served;
+        private int next;
 
         LinesReader(BufferAllocator allocator, List<Message> lines) {
             super(allocator);
@@ -111,19 +115,20 @@ final class ArrowLines implements AutoCloseable {
 
         @Override
         public boolean loadNextBatch() throws IOException {
-            if (served || lines.isEmpty()) {
+            if (next >= lines.size()) {
                 return false;
             }
-            served = true;
+            int from = next;
+            int rows = Math.min(CHUNK, lines.size() - from);
+            next += rows;
             VectorSchemaRoot root = getVectorSchemaRoot();
-            int rows = lines.size();
             VarCharVector vector = (VarCharVector) root.getVector(0);
             VarCharVector topics = (VarCharVector) root.getVector(1);
             IntVector partitions = (IntVector) root.getVector(2);
             BigIntVector offsets = (BigIntVector) root.getVector(3);
             long bytes = 0;
-            for (Message line : lines) {
-                bytes += line.value().length;
+            for (int i = 0; i < rows; i++) {
+                bytes += lines.get(from + i).value().length;
             }
             vector.allocateNew(bytes, rows);
             topics.allocateNew(rows);
@@ -132,7 +137,7 @@ final class ArrowLines implements AutoCloseable {
             String topic = null;
             byte[] topicBytes = null;
             for (int i = 0; i < rows; i++) {
-                Message message = lines.get(i);
+                Message message = lines.get(from + i);
                 vector.set(i, message.value());
                 if (!message.topic().equals(topic)) {
                     topic = message.topic();

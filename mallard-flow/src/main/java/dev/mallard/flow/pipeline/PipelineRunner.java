@@ -227,7 +227,16 @@ public final class PipelineRunner implements AutoCloseable {
                 break;
             }
             int want = (int) Math.min(batchSize - batch.size(), remaining - batch.size());
-            batch.addAll(source.poll(Duration.ofNanos(Math.min(left, POLL_SLICE.toNanos())), want));
+            List<Message> polled = source.poll(Duration.ofNanos(Math.min(left, POLL_SLICE.toNanos())), want);
+            Set<Partition> revoked = source.takeRevoked();
+            if (!revoked.isEmpty()) {
+                // A rebalance took these partitions during the gather; whoever reads them next (this pipeline
+                // too, from its last committed offset) reads these messages again, so they leave the batch.
+                int before = batch.size();
+                batch.removeIf(message -> revoked.contains(new Partition(message.topic(), message.partition())));
+                LOG.info("partitions revoked while gathering a batch partitions={} messages_dropped={}", revoked, before - batch.size());
+            }
+            batch.addAll(polled);
         }
         return batch;
     }

@@ -11,9 +11,11 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.function.Function;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
@@ -41,6 +43,7 @@ public final class KafkaSource implements Source {
     // The offsets last handed to commit and not yet known to be committed: made durable in close() and when a
     // partition is revoked, so an asynchronous commit in flight is never what a restart depends on.
     private final Map<TopicPartition, OffsetAndMetadata> pending = new HashMap<>();
+    private final Set<Partition> revoked = new HashSet<>();
 
     /**
      * @param storedOffsets the next offset per partition recorded in the pipeline's state, applied on assignment
@@ -76,6 +79,7 @@ public final class KafkaSource implements Source {
             public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
                 // Records read ahead from a revoked partition belong to its next owner.
                 buffered.removeIf(record -> partitions.contains(new TopicPartition(record.topic(), record.partition())));
+                partitions.forEach(partition -> revoked.add(new Partition(partition.topic(), partition.partition())));
                 Map<TopicPartition, OffsetAndMetadata> leaving = new HashMap<>();
                 for (TopicPartition partition : partitions) {
                     OffsetAndMetadata offset = pending.remove(partition);
@@ -154,6 +158,16 @@ public final class KafkaSource implements Source {
             // state file's offsets (when there is one) already cover.
             LOG.warn("offset commit failed; the batch may be redelivered error={}", e.toString());
         }
+    }
+
+    @Override
+    public Set<Partition> takeRevoked() {
+        if (revoked.isEmpty()) {
+            return Set.of();
+        }
+        Set<Partition> taken = Set.copyOf(revoked);
+        revoked.clear();
+        return taken;
     }
 
     /** Messages per partition not yet read, for the consumer_lag gauge. */

@@ -3,6 +3,7 @@ package dev.mallard.flow.source;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Where a pipeline's messages come from. One pipeline thread calls it; {@link #commit} is called only after
@@ -19,6 +20,15 @@ public interface Source extends AutoCloseable {
      * values the next offset to read (the last processed offset + 1).
      */
     void commit(Map<Partition, Long> nextOffsets);
+
+    /**
+     * The partitions taken from this reader since the last call (a consumer group rebalance). Messages of them
+     * that were read but not yet processed belong to whoever reads the partition next, which may be this reader
+     * again from its last committed position: a caller gathering a batch drops them, or it would hold them twice.
+     */
+    default Set<Partition> takeRevoked() {
+        return Set.of();
+    }
 
     /** A topic partition: the unit of ordering and of offsets. */
     record Partition(String topic, int partition) {

@@ -335,4 +335,74 @@ class KafkaPipelineIT {
                 "{\"partitions\":3,\"positions\":30,\"one_topic\":true,\"offsets\":135,"
                         + "\"first\":\"2015-12-12T19:11:01Z\",\"last\":\"2015-12-12T19:11:30Z\"}");
     }
+
+    @Test
+    void aRebalanceDuringAGatherLeavesNoMessageTwiceInTheBatch() throws Exception {
+        String in = topic(2);
+        Properties producerSettings = new Properties();
+        producerSettings.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(producerSettings, new StringSerializer(), new StringSerializer())) {
+            for (int i = 0; i < 100; i++) {
+                producer.send(new ProducerRecord<>(in, i % 2, null, "{\"n\":" + i + "}"));
+            }
+            producer.flush();
+        }
+        String group = "g-rebalance";
+        // A batch far larger than the topic and a long flush interval: the pipeline is still gathering when a
+        // second member joins (it loses its partitions, then gets one back) and leaves (it gets both back), and
+        // each time it reads again from the group's committed offsets, of which there are none yet.
+        PipelineConfig config = config("pipeline:\n  batch_size: 1000\n  flush_interval_seconds: 120\n" + source(in, group)
+                + "  handler:\n    type: handlers.InferredMemBatch\n"
+                + "    sql: SELECT count(*) AS n, count(DISTINCT (kafka_partition, kafka_offset)) AS positions FROM batch\n"
+                + "  sink: {type: console}\n");
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try (PipelineRunner runner = new PipelineRunner(config, ConfigEnvironment.from(Map.of()), new PipelineRunner.Options(0, out))) {
+            Thread running = Thread.ofPlatform().name("pipeline").start(runner::run);
+            awaitMembers(group, 1);
+            Thread.sleep(1000);
+            Properties settings = new Properties();
+            settings.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+            settings.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+            settings.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+            settings.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+            try (KafkaConsumer<byte[], byte[]> second = new KafkaConsumer<>(settings, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+                second.subscribe(List.of(in));
+                long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+                while (second.assignment().isEmpty() && System.nanoTime() < deadline) {
+                    second.poll(Duration.ofMillis(100));
+                }
+                assertThat(second.assignment()).as("the second member's share").hasSize(1);
+            }
+            awaitMembers(group, 1);
+            Thread.sleep(2000);
+            runner.requestStop();
+            running.join(Duration.ofSeconds(60));
+            assertThat(running.isAlive()).isFalse();
+        }
+        assertThat(out.toString(StandardCharsets.UTF_8).lines()).containsExactly("{\"n\":100,\"positions\":100}");
+    }
+
+    /** Waits until the group is stable with this many members. */
+    private static void awaitMembers(String group, int members) throws Exception {
+        Properties properties = new Properties();
+        properties.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+        try (Admin admin = Admin.create(properties)) {
+            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+            while (System.nanoTime() < deadline) {
+                try {
+                    var description = admin.describeConsumerGroups(List.of(group)).describedGroups().get(group).get();
+                    if (description.groupState() == org.apache.kafka.common.GroupState.STABLE && description.members().size() == members) {
+                        return;
+                    }
+                } catch (java.util.concurrent.ExecutionException e) {
+                    if (!(e.getCause() instanceof org.apache.kafka.common.errors.GroupIdNotFoundException)) {
+                        throw e;
+                    }
+                    // Not created until the first member joins.
+                }
+                Thread.sleep(100);
+            }
+        }
+        throw new AssertionError("group " + group + " never became stable with " + members + " member(s)");
+    }
 }
