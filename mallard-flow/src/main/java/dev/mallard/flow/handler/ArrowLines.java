@@ -15,9 +15,11 @@ import org.apache.arrow.c.Data;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.IntVector;
+import org.apache.arrow.vector.TimeStampMicroTZVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.ArrowReader;
+import org.apache.arrow.vector.types.TimeUnit;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
@@ -27,7 +29,7 @@ import org.duckdb.DuckDBConnection;
 /**
  * A batch's messages as an Arrow stream that DuckDB scans as the temp view {@link #VIEW}, valid until
  * {@link #close()}: the message bytes ({@code line VARCHAR}) and where each came from ({@link #TOPIC},
- * {@link #PARTITION}, {@link #OFFSET}), for the record columns.
+ * {@link #PARTITION}, {@link #OFFSET}) and its event time when read ({@link #EVENT_TIME}), for the record columns.
  *
  * <p>Arrow rather than the appender: filling one VarCharVector is a copy per message, where the appender
  * costs a native round trip per row and a temp table to truncate twice a batch; measured on a 2-core machine
@@ -42,11 +44,13 @@ final class ArrowLines implements AutoCloseable {
     static final String TOPIC = "__mallard_topic";
     static final String PARTITION = "__mallard_partition";
     static final String OFFSET = "__mallard_offset";
+    static final String EVENT_TIME = "__mallard_event_time";
     private static final Schema SCHEMA = new Schema(List.of(
             new Field("line", FieldType.notNullable(new ArrowType.Utf8()), null),
             new Field(TOPIC, FieldType.notNullable(new ArrowType.Utf8()), null),
             new Field(PARTITION, FieldType.notNullable(new ArrowType.Int(32, true)), null),
-            new Field(OFFSET, FieldType.notNullable(new ArrowType.Int(64, true)), null)));
+            new Field(OFFSET, FieldType.notNullable(new ArrowType.Int(64, true)), null),
+            new Field(EVENT_TIME, FieldType.nullable(new ArrowType.Timestamp(TimeUnit.MICROSECOND, "UTC")), null)));
 
     private final DuckDBConnection connection;
     private final LinesReader reader;
@@ -126,6 +130,7 @@ final class ArrowLines implements AutoCloseable {
             VarCharVector topics = (VarCharVector) root.getVector(1);
             IntVector partitions = (IntVector) root.getVector(2);
             BigIntVector offsets = (BigIntVector) root.getVector(3);
+            TimeStampMicroTZVector times = (TimeStampMicroTZVector) root.getVector(4);
             long bytes = 0;
             for (int i = 0; i < rows; i++) {
                 bytes += lines.get(from + i).value().length;
@@ -134,6 +139,7 @@ final class ArrowLines implements AutoCloseable {
             topics.allocateNew(rows);
             partitions.allocateNew(rows);
             offsets.allocateNew(rows);
+            times.allocateNew(rows);
             String topic = null;
             byte[] topicBytes = null;
             for (int i = 0; i < rows; i++) {
@@ -146,11 +152,17 @@ final class ArrowLines implements AutoCloseable {
                 topics.setSafe(i, topicBytes);
                 partitions.set(i, RecordColumns.partitionOf(message));
                 offsets.set(i, message.offset());
+                if (message.hasEventTime()) {
+                    times.set(i, message.eventTime());
+                } else {
+                    times.setNull(i);
+                }
             }
             vector.setValueCount(rows);
             topics.setValueCount(rows);
             partitions.setValueCount(rows);
             offsets.setValueCount(rows);
+            times.setValueCount(rows);
             root.setRowCount(rows);
             return true;
         }

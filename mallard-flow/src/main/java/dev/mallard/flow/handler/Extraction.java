@@ -23,7 +23,7 @@ import java.util.regex.Pattern;
  *
  * <p>Record columns ({@link RecordColumns}) read the record's topic, partition and offset, which travel beside
  * the line as the columns {@link ArrowLines#TOPIC}, {@link ArrowLines#PARTITION} and {@link ArrowLines#OFFSET},
- * or its event time, one more path of the same extraction.
+ * or its event time, read in Java by {@link EventTimeReader} and carried as {@link ArrowLines#EVENT_TIME}.
  *
  * <p>Measured against {@code json_extract} plus {@code ->> '$'} per VARCHAR column, reading text in one go
  * saves a parse per column and about a quarter of the statement's time.
@@ -47,7 +47,7 @@ final class Extraction {
             String expression;
             RecordColumns.Origin origin = records.originOf(column.name());
             if (origin != RecordColumns.Origin.JSON) {
-                expression = "CAST(" + recordValue(origin, records, text) + " AS " + type + ")";
+                expression = "CAST(" + recordValue(origin) + " AS " + type + ")";
             } else if (isJson(type)) {
                 json.add(pointer);
                 expression = "nullif(j[" + json.size() + "], 'null')";
@@ -71,16 +71,12 @@ final class Extraction {
         jsonPaths = json.isEmpty() ? null : "[" + String.join(", ", json) + "]";
     }
 
-    private static String recordValue(RecordColumns.Origin origin, RecordColumns records, List<String> text) {
+    private static String recordValue(RecordColumns.Origin origin) {
         return switch (origin) {
             case TOPIC -> ArrowLines.TOPIC;
             case PARTITION -> ArrowLines.PARTITION;
             case OFFSET -> ArrowLines.OFFSET;
-            case EVENT_TIME -> {
-                RecordColumns.EventTime eventTime = records.eventTime().orElseThrow();
-                text.add(SqlText.literal(eventTime.pointer()));
-                yield eventTime.expression("s[" + text.size() + "]");
-            }
+            case EVENT_TIME -> ArrowLines.EVENT_TIME;
             case JSON -> throw new IllegalArgumentException("not a record column");
         };
     }
@@ -108,7 +104,8 @@ final class Extraction {
 
     private String source(String line, String from) {
         StringBuilder sql = new StringBuilder("(SELECT ");
-        sql.append(ArrowLines.TOPIC).append(", ").append(ArrowLines.PARTITION).append(", ").append(ArrowLines.OFFSET);
+        sql.append(ArrowLines.TOPIC).append(", ").append(ArrowLines.PARTITION).append(", ").append(ArrowLines.OFFSET)
+                .append(", ").append(ArrowLines.EVENT_TIME);
         if (textPaths != null) {
             sql.append(", json_extract_string(").append(line).append(", ").append(textPaths).append(") AS s");
         }

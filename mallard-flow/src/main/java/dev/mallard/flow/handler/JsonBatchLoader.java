@@ -13,6 +13,7 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Optional;
 import java.util.function.Function;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
@@ -38,11 +39,13 @@ public final class JsonBatchLoader implements AutoCloseable {
     private static final int ERRORS_IN_MESSAGE = 3;
     // One message and where it came from as parameters, named once even when two extractions read it.
     private static final String ONE_LINE = "FROM (SELECT CAST(? AS VARCHAR) AS line, CAST(? AS VARCHAR) AS " + ArrowLines.TOPIC
-            + ", CAST(? AS INTEGER) AS " + ArrowLines.PARTITION + ", CAST(? AS BIGINT) AS " + ArrowLines.OFFSET + ")";
+            + ", CAST(? AS INTEGER) AS " + ArrowLines.PARTITION + ", CAST(? AS BIGINT) AS " + ArrowLines.OFFSET
+            + ", make_timestamptz(CAST(? AS BIGINT)) AS " + ArrowLines.EVENT_TIME + ")";
 
     private final DuckDBConnection connection;
     private final Function<Message, String> where;
     private final RecordColumns records;
+    private final Optional<EventTimeReader> eventTimes;
     private final BufferAllocator allocator = new RootAllocator();
 
     /** A loader that names messages by {@link Message#position()}, with no event time configured. */
@@ -58,6 +61,7 @@ public final class JsonBatchLoader implements AutoCloseable {
         this.connection = requireNonNull(connection, "connection is null");
         this.where = requireNonNull(where, "where is null");
         this.records = requireNonNull(records, "records is null");
+        this.eventTimes = EventTimeReader.of(records);
     }
 
     /**
@@ -140,6 +144,14 @@ public final class JsonBatchLoader implements AutoCloseable {
         for (int i = 0; i < batch.size(); i++) {
             Message message = batch.get(i);
             int kind = RawJson.classify(message.value());
+            if (kind == RawJson.OBJECT && eventTimes.isPresent() && !message.hasEventTime()) {
+                try {
+                    message = message.withEventTime(eventTimes.get().read(message.value()));
+                } catch (IllegalArgumentException e) {
+                    bad.add(new BadMessage(i, message, where.apply(message), RecordColumns.EVENT_TIME, e.getMessage()));
+                    continue;
+                }
+            }
             if (kind == RawJson.OBJECT) {
                 lines.add(message);
             } else if (kind != RawJson.BLANK) {
@@ -260,6 +272,11 @@ public final class JsonBatchLoader implements AutoCloseable {
         statement.setString(2, message.topic());
         statement.setInt(3, RecordColumns.partitionOf(message));
         statement.setLong(4, message.offset());
+        if (message.hasEventTime()) {
+            statement.setLong(5, message.eventTime());
+        } else {
+            statement.setNull(5, java.sql.Types.BIGINT);
+        }
         drain(statement);
     }
 

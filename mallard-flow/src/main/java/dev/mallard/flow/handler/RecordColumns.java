@@ -108,31 +108,6 @@ public record RecordColumns(Optional<EventTime> eventTime) {
                 throw new IllegalArgumentException("event_time.path is blank");
             }
         }
-
-        /** The JSON pointer (RFC 6901) of the dotted path. */
-        String pointer() {
-            StringBuilder pointer = new StringBuilder();
-            for (String part : path.split("\\.", -1)) {
-                pointer.append('/').append(part.replace("~", "~0").replace("/", "~1"));
-            }
-            return pointer.toString();
-        }
-
-        /**
-         * The TIMESTAMPTZ of the field's text, failing the message (and naming the path) when the field is
-         * missing, null or not in the format.
-         */
-        String expression(String text) {
-            String convert = switch (format) {
-                case RFC3339 -> "CAST(" + text + " AS TIMESTAMP WITH TIME ZONE)";
-                // DECIMAL keeps every digit of a fractional epoch; a double would round microseconds.
-                case UNIX_SECONDS -> "make_timestamptz(CAST(CAST(" + text + " AS DECIMAL(38,6)) * 1000000 AS BIGINT))";
-                case UNIX_MILLIS -> "make_timestamptz(CAST(CAST(" + text + " AS DECIMAL(38,3)) * 1000 AS BIGINT))";
-            };
-            return "CASE WHEN " + text + " IS NULL THEN error(" + SqlText.literal("event_time: the field " + path
-                    + " is missing or null; every record needs its time there (pipeline.source.*.event_time.path)")
-                    + ") ELSE " + convert + " END";
-        }
     }
 
     /** How the event-time field is written. */

@@ -8,11 +8,29 @@ import static java.util.Objects.requireNonNull;
  *
  * @param key the record key, or null
  * @param value the payload: one JSON document (the handler decides how to read it)
+ * @param eventTime the record's own time in microseconds since the epoch, once read from the payload by
+ *     {@code EventTimeReader}; {@link #NO_EVENT_TIME} until then
  */
-public record Message(String topic, int partition, long offset, byte[] key, byte[] value) {
+public record Message(String topic, int partition, long offset, byte[] key, byte[] value, long eventTime) {
+    /** The event time of a message whose time has not been read. */
+    public static final long NO_EVENT_TIME = Long.MIN_VALUE;
+
     public Message {
         requireNonNull(topic, "topic is null");
         requireNonNull(value, "value is null");
+    }
+
+    public Message(String topic, int partition, long offset, byte[] key, byte[] value) {
+        this(topic, partition, offset, key, value, NO_EVENT_TIME);
+    }
+
+    /** This message with its event time read. */
+    public Message withEventTime(long micros) {
+        return new Message(topic, partition, offset, key, value, micros);
+    }
+
+    public boolean hasEventTime() {
+        return eventTime != NO_EVENT_TIME;
     }
 
     /** Partition of messages read from a file, whose offset is the zero-based line index. */
