@@ -21,7 +21,50 @@ public record PipelineConfig(List<Command> commands, List<TableSql> tables, Pipe
     /** SQL run once before the pipeline. {@code path} locates it in the file, for errors. */
     public record Command(String name, String sql, String path) {}
 
-    public record TableSql(String name, String sql, String path) {}
+    /** @param window present when the table is a tumbling window ({@code tables.sql[].window}) */
+    public record TableSql(String name, String sql, String path, Optional<WindowConfig> window) {
+        public TableSql {
+            requireNonNull(window, "window is null");
+        }
+
+        public TableSql(String name, String sql, String path) {
+            this(name, sql, path, Optional.empty());
+        }
+    }
+
+    /**
+     * A tumbling window on event time over a table ({@code tables.sql[].window}).
+     *
+     * @param table the window table's name
+     * @param path where the block is in the file, for errors ({@code tables.sql[0].window})
+     */
+    public record WindowConfig(
+            String table,
+            String path,
+            String timeColumn,
+            long sizeSeconds,
+            long graceSeconds,
+            long idleCloseSeconds,
+            long allowedLatenessSeconds,
+            Optional<Long> maxFutureSeconds,
+            String emitSql,
+            SinkConfig sink) {
+        public static final String DEFAULT_EMIT_SQL = "SELECT * FROM closed";
+
+        public WindowConfig {
+            requireNonNull(table, "table is null");
+            requireNonNull(path, "path is null");
+            requireNonNull(timeColumn, "timeColumn is null");
+            requireNonNull(maxFutureSeconds, "maxFutureSeconds is null");
+            requireNonNull(emitSql, "emitSql is null");
+            requireNonNull(sink, "sink is null");
+        }
+    }
+
+    /** The tables that are windows. */
+    public List<WindowConfig> windows() {
+        return tables.stream().flatMap(table -> table.window().stream()).toList();
+    }
 
     public record Pipeline(
             String name,

@@ -18,6 +18,7 @@ import dev.mallard.flow.config.PipelineConfig.Pipeline;
 import dev.mallard.flow.config.PipelineConfig.SinkConfig;
 import dev.mallard.flow.config.PipelineConfig.SourceConfig;
 import dev.mallard.flow.config.PipelineConfig.TableSql;
+import dev.mallard.flow.config.PipelineConfig.WindowConfig;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -85,10 +86,45 @@ public final class PipelineConfigReader {
                 errors.add(problem(file, yaml, "tables.sql[" + i + "].manager", ErrorCode.USER_CONFIG_UNSUPPORTED,
                         "SQLFlow's `manager.tumbling_window` block is replaced by a `window` block on the table "
                                 + "(time_column, size_seconds, grace_seconds, idle_close_seconds, emit_sql, sink); "
-                                + "event-time windows are not available in this version of Mallard yet"));
+                                + "see docs/windows.md"));
+            }
+            JsonNode window = tables.get(i).path("window");
+            if (window.has("late_rows")) {
+                errors.add(problem(file, yaml, "tables.sql[" + i + "].window.late_rows", ErrorCode.USER_CONFIG_UNSUPPORTED,
+                        "`late_rows` is replaced by `allowed_lateness_seconds` (0 refuses late records; a positive value "
+                                + "keeps closed buckets that long and republishes them whole)"));
+            }
+            if (window.has("poll_interval_seconds")) {
+                errors.add(problem(file, yaml, "tables.sql[" + i + "].window.poll_interval_seconds", ErrorCode.USER_CONFIG_UNSUPPORTED,
+                        "`poll_interval_seconds` is gone: nothing polls, buckets close when the watermark moves; use "
+                                + "`idle_close_seconds` to bound how long a silent partition holds them"));
             }
         }
         JsonNode pipeline = root.path("pipeline");
+        int windows = 0;
+        for (int i = 0; i < tables.size(); i++) {
+            JsonNode window = tables.get(i).path("window");
+            if (!window.isObject()) {
+                continue;
+            }
+            String at = "tables.sql[" + i + "].window";
+            if (++windows == 2) {
+                errors.add(problem(file, yaml, at, ErrorCode.USER_CONFIG_UNSUPPORTED,
+                        "one window per pipeline in this version: a record late for one window could not be refused "
+                                + "for it alone; run a second pipeline (another group_id) for the second window"));
+            }
+            if (window.path("allowed_lateness_seconds").asLong(0) > 0) {
+                errors.add(problem(file, yaml, at + ".allowed_lateness_seconds", ErrorCode.USER_CONFIG_UNSUPPORTED,
+                        "republishing closed buckets after late records is not available yet; set allowed_lateness_seconds "
+                                + "to 0 (late records are refused and counted) and size grace_seconds to your lateness"));
+            }
+            JsonNode source = pipeline.path("source");
+            if (!source.path(source.path("type").asText()).has("event_time")) {
+                errors.add(problem(file, yaml, at, ErrorCode.USER_CONFIG_INVALID,
+                        "a window needs each record's own time: add event_time: {path: <field>, format: rfc3339} to "
+                                + "pipeline.source." + source.path("type").asText("kafka")));
+            }
+        }
         JsonNode onError = pipeline.path("on_error");
         if (onError.path("policy").asText("").equalsIgnoreCase("dlq") && !onError.has("dlq")) {
             errors.add(problem(file, yaml, "pipeline.on_error.policy", ErrorCode.USER_CONFIG_INVALID,
@@ -127,7 +163,17 @@ public final class PipelineConfigReader {
         JsonNode tableNodes = root.path("tables").path("sql");
         for (int i = 0; i < tableNodes.size(); i++) {
             JsonNode node = tableNodes.get(i);
-            tables.add(new TableSql(node.path("name").asText(), node.path("sql").asText(), "tables.sql[" + i + "].sql"));
+            String path = "tables.sql[" + i + "]";
+            Optional<WindowConfig> window = Optional.empty();
+            JsonNode w = node.path("window");
+            if (w.isObject()) {
+                window = Optional.of(new WindowConfig(node.path("name").asText(), path + ".window",
+                        w.path("time_column").asText(), w.path("size_seconds").asLong(), w.path("grace_seconds").asLong(0),
+                        w.path("idle_close_seconds").asLong(30), w.path("allowed_lateness_seconds").asLong(0),
+                        w.has("max_future_seconds") ? Optional.of(w.path("max_future_seconds").asLong()) : Optional.empty(),
+                        optionalText(w.path("emit_sql")).orElse(WindowConfig.DEFAULT_EMIT_SQL), sink(w.path("sink"))));
+            }
+            tables.add(new TableSql(node.path("name").asText(), node.path("sql").asText(), path + ".sql", window));
         }
         JsonNode pipeline = root.path("pipeline");
         JsonNode onError = pipeline.path("on_error");

@@ -11,11 +11,13 @@ import dev.mallard.flow.metrics.Phase;
 import dev.mallard.flow.metrics.PipelineEndpoints;
 import dev.mallard.flow.metrics.PipelineMetrics;
 import dev.mallard.flow.config.PipelineConfig;
+import dev.mallard.flow.config.PipelineConfig.WindowConfig;
 import dev.mallard.flow.config.PipelineConfig.ErrorPolicy;
 import dev.mallard.flow.handler.BadMessage;
 import dev.mallard.flow.handler.BadMessagesException;
 import dev.mallard.flow.handler.Handler;
 import dev.mallard.flow.handler.Handlers;
+import dev.mallard.flow.handler.EventTimeReader;
 import dev.mallard.flow.handler.RecordColumns;
 import dev.mallard.flow.sink.ResultTable;
 import dev.mallard.flow.sink.RetryingSink;
@@ -35,6 +37,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -43,6 +46,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Function;
+import dev.mallard.flow.window.TumblingWindow;
+import dev.mallard.flow.window.WindowMetrics;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -180,14 +185,22 @@ public final class PipelineRunner implements AutoCloseable {
                     Handler handler = Handlers.create(pipeline.handler(), RecordColumns.of(pipeline.source()), engine.connection(), environment);
                     Sink sink = new RetryingSink(Sinks.create(pipeline.sink(), options.console(), engine.allocator()),
                             RetryingSink.Ladder.of(pipeline.sink().retry()), metrics::sinkRetry);
-                    Sink dlq = pipeline.onError().dlq().map(d -> Sinks.create(d, options.console(), engine.allocator())).orElse(null)) {
+                    Sink dlq = pipeline.onError().dlq().map(d -> Sinks.create(d, options.console(), engine.allocator())).orElse(null);
+                    TumblingWindow window = openWindow(engine, metrics)) {
                 endpoints = served;
                 LOG.info("pipeline started name={} batch_size={} state={} metrics_port={}", pipeline.name(), pipeline.batchSize(),
                         statePath.map(Path::toString).orElse("none"), served == null ? "none" : served.port());
-                Batcher batcher = new Batcher(engine, offsets, handler, sink, dlq, metrics, stats);
+                Batcher batcher = new Batcher(engine, offsets, handler, sink, dlq, metrics, stats, window);
+                if (window != null) {
+                    // Buckets a crash left closed but unpublished go out first.
+                    window.closeBuckets();
+                }
                 while (true) {
                     long reading = System.nanoTime();
                     List<Message> batch = gather(source);
+                    if (window != null) {
+                        window.follow(source.assignment(), System.nanoTime());
+                    }
                     long readNanos = System.nanoTime() - reading;
                     if (!batch.isEmpty()) {
                         long bytes = 0;
@@ -201,14 +214,34 @@ public final class PipelineRunner implements AutoCloseable {
                             kafka.lag().forEach((partition, lag) -> metrics.consumerLag(partition.topic(), partition.partition(), lag));
                         }
                     }
+                    if (window != null) {
+                        window.tick(source.assignment(), System.nanoTime());
+                    }
                     if (stopRequested || limitReached()) {
                         break;
                     }
+                }
+                if (window != null) {
+                    window.closeBuckets();
                 }
                 LOG.info("pipeline stopped name={} messages={} errors={}", pipeline.name(), consumed, errors);
             }
         }
         return outcome();
+    }
+
+    /** The pipeline's window, when a table declares one; null otherwise. */
+    private TumblingWindow openWindow(Engine engine, PipelineMetrics metrics) {
+        List<WindowConfig> windows = config.windows();
+        if (windows.isEmpty()) {
+            return null;
+        }
+        WindowConfig window = windows.getFirst();
+        EventTimeReader times = EventTimeReader.of(RecordColumns.of(config.pipeline().source())).orElseThrow(() -> new MallardException(
+                ErrorCode.USER_CONFIG_INVALID, window.path() + ": a window needs event_time on the source"));
+        Sink sink = new RetryingSink(Sinks.create(window.sink(), options.console(), engine.allocator()),
+                RetryingSink.Ladder.of(window.sink().retry()), metrics::sinkRetry);
+        return new TumblingWindow(window, engine, times, sink, new WindowMetrics(registry, config.pipeline().name(), window.table()));
     }
 
     private boolean limitReached() {
@@ -252,8 +285,11 @@ public final class PipelineRunner implements AutoCloseable {
         private final Optional<StateStats> stats;
         private final ErrorPolicy policy = config.pipeline().onError().policy();
 
+        private final TumblingWindow window;
+
         Batcher(Engine engine, Optional<OffsetStore> offsets, Handler handler, Sink sink, Sink dlq, PipelineMetrics metrics,
-                Optional<StateStats> stats) {
+                Optional<StateStats> stats, TumblingWindow window) {
+            this.window = window;
             this.engine = engine;
             this.offsets = offsets;
             this.handler = handler;
@@ -269,7 +305,11 @@ public final class PipelineRunner implements AutoCloseable {
             long started = System.nanoTime();
             // Loading runs outside the state transaction: a message that does not fit aborts the statement, and
             // finding it needs a working connection. What it writes (the batch table) is rewritten every batch.
-            List<Message> loadable = timed(Phase.HANDLER_WRITE, () -> write(batch));
+            // A window refuses late records on arrival: they are never written.
+            List<Message> admitted = window == null ? batch
+                    : window.admit(batch, System.nanoTime(), ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now()));
+            List<Message> loadable = timed(Phase.HANDLER_WRITE, () -> write(admitted));
+            boolean closing = false;
             try {
                 if (transactional) {
                     execute("BEGIN TRANSACTION");
@@ -291,6 +331,10 @@ public final class PipelineRunner implements AutoCloseable {
                         metrics.sinkFlushed(result.rows(), System.nanoTime() - flushing);
                     }
                 }
+                if (window != null) {
+                    // The watermark commits with the rows it describes.
+                    closing = window.placed(loadable, System.nanoTime());
+                }
                 if (transactional) {
                     long committing = System.nanoTime();
                     timed(Phase.STATE_COMMIT, () -> {
@@ -311,6 +355,9 @@ public final class PipelineRunner implements AutoCloseable {
                 source.commit(next);
                 return null;
             });
+            if (closing) {
+                window.closeBuckets();
+            }
             consumed += batch.size();
             long elapsed = System.nanoTime() - started;
             metrics.batchProcessed(elapsed);

@@ -170,6 +170,15 @@ public final class KafkaSource implements Source {
         return taken;
     }
 
+    @Override
+    public java.util.Optional<Set<Partition>> assignment() {
+        Set<Partition> held = new HashSet<>();
+        for (TopicPartition partition : consumer.assignment()) {
+            held.add(new Partition(partition.topic(), partition.partition()));
+        }
+        return java.util.Optional.of(held);
+    }
+
     /** Messages per partition not yet read, for the consumer_lag gauge. */
     public Map<Partition, Long> lag() {
         Map<Partition, Long> lag = new HashMap<>();

@@ -3,6 +3,7 @@ package dev.mallard.flow.source;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -28,6 +29,11 @@ public interface Source extends AutoCloseable {
      */
     default Set<Partition> takeRevoked() {
         return Set.of();
+    }
+
+    /** The partitions this reader holds now, when the source knows (a consumer group member does). */
+    default Optional<Set<Partition>> assignment() {
+        return Optional.empty();
     }
 
     /** A topic partition: the unit of ordering and of offsets. */

@@ -1,0 +1,362 @@
+package dev.mallard.flow.window;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.mallard.core.engine.Engine;
+import dev.mallard.core.error.ErrorCode;
+import dev.mallard.core.error.MallardException;
+import dev.mallard.flow.config.PipelineConfig.WindowConfig;
+import dev.mallard.flow.handler.EventTimeReader;
+import dev.mallard.flow.sink.ResultTable;
+import dev.mallard.flow.sink.Sink;
+import dev.mallard.flow.source.Message;
+import dev.mallard.flow.source.Source.Partition;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.Set;
+import org.duckdb.DuckDBConnection;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A tumbling window on event time over one table ({@code tables.sql[].window}): admits or refuses each record
+ * before the handler runs, keeps the watermark, and closes buckets (publish, then delete) after the batch that
+ * moved the watermark has committed.
+ *
+ * <p>Buckets are DuckDB's {@code time_bucket(INTERVAL '<size> seconds', event_time)}, whose origin is
+ * 2000-01-03T00:00:00Z; a bucket is closed when its start + size <= W. Closing reads the committed rows on a
+ * connection of its own ({@code closed}: every row of every bucket that closed), runs {@code emit_sql} over them,
+ * writes and flushes the window's sink, and only then deletes those rows and records how far it closed, in one
+ * transaction. A crash between the flush and that commit publishes the same whole buckets again on the next start.
+ *
+ * <p>The pipeline's thread owns it. {@code sqlflow_watermarks} and {@code sqlflow_windows} hold its state; they
+ * have no index, so DuckDB reclaims their updated rows.
+ */
+public final class TumblingWindow implements AutoCloseable {
+    public static final String WATERMARKS = "sqlflow_watermarks";
+    public static final String WINDOWS = "sqlflow_windows";
+    /** time_bucket's origin for TIMESTAMPTZ and widths without months: Monday 2000-01-03T00:00:00Z. */
+    static final long ORIGIN_MICROS = 946_857_600L * 1_000_000L;
+    private static final Logger LOG = LoggerFactory.getLogger(TumblingWindow.class);
+    private static final String EMITTED = "__mallard_window_emit";
+
+    private final WindowConfig config;
+    private final DuckDBConnection main;
+    private final DuckDBConnection own;
+    private final Sink sink;
+    private final EventTimeReader times;
+    private final WindowMetrics metrics;
+    private final Watermark watermark;
+    private final long sizeMicros;
+    private long closedUpTo;
+
+    /**
+     * Checks the window's table and state, and restores its watermark.
+     *
+     * @param times the reader of the source's configured event_time (a window needs one)
+     * @param sink the window's own sink, already wrapped in its retry ladder
+     */
+    public TumblingWindow(WindowConfig config, Engine engine, EventTimeReader times, Sink sink, WindowMetrics metrics) {
+        this.config = requireNonNull(config, "config is null");
+        this.main = engine.connection();
+        this.times = requireNonNull(times, "times is null");
+        this.sink = requireNonNull(sink, "sink is null");
+        this.metrics = requireNonNull(metrics, "metrics is null");
+        this.sizeMicros = config.sizeSeconds() * 1_000_000L;
+        checkTable();
+        long[] restored = restore();
+        this.closedUpTo = restored[1];
+        this.watermark = new Watermark(config.sizeSeconds(), config.graceSeconds(), config.idleCloseSeconds(), restored[0]);
+        this.own = engine.newSession();
+        checkEmitSql();
+        metrics.watermark(watermark.value());
+    }
+
+    public WindowConfig config() {
+        return config;
+    }
+
+    public long watermark() {
+        return watermark.value();
+    }
+
+    /** The start of the bucket holding this event time, as time_bucket computes it. */
+    long bucketStart(long eventMicros) {
+        return ORIGIN_MICROS + Math.floorDiv(eventMicros - ORIGIN_MICROS, sizeMicros) * sizeMicros;
+    }
+
+    /**
+     * Decides each record on arrival, before anything is written: reads its event time, and refuses it when its
+     * bucket already closed (late) or when it lies further ahead of the wall clock than max_future_seconds. A
+     * record whose time cannot be read stays in, unstamped: the loader reports it as a bad message.
+     *
+     * @return the admitted messages, stamped with their event time
+     */
+    public List<Message> admit(List<Message> batch, long nowNanos, long wallMicros) {
+        List<Message> admitted = new ArrayList<>(batch.size());
+        long late = 0;
+        long future = 0;
+        long w = watermark.value();
+        long futureLimit = config.maxFutureSeconds().map(s -> wallMicros + s * 1_000_000L).orElse(Long.MAX_VALUE);
+        for (Message message : batch) {
+            if (message.isBlank()) {
+                admitted.add(message);
+                continue;
+            }
+            long time;
+            try {
+                time = message.hasEventTime() ? message.eventTime() : times.read(message.value());
+            } catch (IllegalArgumentException e) {
+                admitted.add(message);
+                continue;
+            }
+            watermark.arrived(new Partition(message.topic(), message.partition()), nowNanos);
+            if (time > futureLimit) {
+                future++;
+                LOG.debug("record refused: its event time is ahead of the wall clock window={} position={}", config.table(), message.position());
+            } else if (w != Watermark.NONE && bucketStart(time) + sizeMicros <= w) {
+                late++;
+                LOG.debug("late record refused window={} position={}", config.table(), message.position());
+            } else {
+                admitted.add(message.withEventTime(time));
+            }
+        }
+        metrics.refused(late, future);
+        return admitted;
+    }
+
+    /**
+     * Places the written records in the watermark and records it, in the caller's transaction when there is one,
+     * so that W commits with the rows it describes.
+     *
+     * @return true when W moved, so that {@link #closeBuckets()} should run once the transaction committed
+     */
+    public boolean placed(List<Message> written, long nowNanos) {
+        for (Message message : written) {
+            if (message.hasEventTime()) {
+                watermark.placed(new Partition(message.topic(), message.partition()), message.eventTime(), nowNanos);
+                metrics.newestBucket(bucketStart(message.eventTime()));
+            }
+        }
+        return advance(nowNanos, main);
+    }
+
+    /**
+     * Between batches: follows the source's assignment and lets idle partitions go. When W moves, it is recorded
+     * and the closed buckets are published.
+     */
+    public void tick(Optional<Set<Partition>> assignment, long nowNanos) {
+        assignment.ifPresent(held -> watermark.assignment(held, nowNanos));
+        if (advance(nowNanos, main)) {
+            closeBuckets();
+        }
+    }
+
+    /** Follows the source's assignment without moving W (before a batch is admitted). */
+    public void follow(Optional<Set<Partition>> assignment, long nowNanos) {
+        assignment.ifPresent(held -> watermark.assignment(held, nowNanos));
+    }
+
+    private boolean advance(long nowNanos, DuckDBConnection connection) {
+        if (!watermark.advance(nowNanos)) {
+            return false;
+        }
+        record(connection, WATERMARKS, "watermark_us", watermark.value());
+        metrics.watermark(watermark.value());
+        return true;
+    }
+
+    /**
+     * Publishes every bucket the watermark closed and not yet published, then deletes its rows and records how far
+     * it closed, in one transaction. Runs after the commit that moved W, once at start and once in the drain.
+     */
+    public void closeBuckets() {
+        long w = watermark.value();
+        if (w == Watermark.NONE || w <= closedUpTo) {
+            return;
+        }
+        String table = identifier(config.table());
+        String column = identifier(config.timeColumn());
+        String bound = "make_timestamptz(" + (w - sizeMicros) + ")";
+        long rows;
+        long buckets;
+        try (Statement statement = own.createStatement()) {
+            statement.execute("CREATE OR REPLACE TEMP TABLE closed AS SELECT * FROM " + table + " WHERE " + column + " <= " + bound);
+            try (ResultSet counts = statement.executeQuery("SELECT count(*), count(DISTINCT " + column + ") FROM closed")) {
+                counts.next();
+                rows = counts.getLong(1);
+                buckets = counts.getLong(2);
+            }
+            if (rows > 0) {
+                statement.execute("CREATE OR REPLACE TEMP TABLE " + EMITTED + " AS " + config.emitSql());
+                long emitted;
+                try (ResultSet count = statement.executeQuery("SELECT count(*) FROM " + EMITTED)) {
+                    count.next();
+                    emitted = count.getLong(1);
+                }
+                if (emitted > 0) {
+                    sink.write(new ResultTable(own, EMITTED, emitted));
+                }
+                sink.flush();
+            }
+            statement.execute("BEGIN TRANSACTION");
+            try {
+                statement.execute("DELETE FROM " + table + " WHERE " + column + " <= " + bound);
+                record(own, WINDOWS, "closed_up_to_us", w);
+                statement.execute("COMMIT");
+            } catch (SQLException | RuntimeException e) {
+                statement.execute("ROLLBACK");
+                throw e;
+            }
+            statement.execute("DROP TABLE IF EXISTS closed");
+        } catch (SQLException e) {
+            throw new MallardException(ErrorCode.USER_HANDLER_SQL_FAILED, config.path() + ": closing buckets failed: "
+                    + firstLine(e) + "; the buckets stay in " + config.table() + " and are published on the next start", e);
+        }
+        closedUpTo = w;
+        metrics.closed(buckets, w);
+        LOG.info("window closed buckets window={} watermark={} buckets={} rows={}", config.table(),
+                java.time.Instant.EPOCH.plusNanos(w * 1000), buckets, rows);
+    }
+
+    private void record(DuckDBConnection connection, String stateTable, String column, long value) {
+        try (PreparedStatement update = connection.prepareStatement(
+                "UPDATE " + stateTable + " SET " + column + " = ?, updated_at = now() WHERE \"window\" = ?")) {
+            update.setLong(1, value);
+            update.setString(2, config.table());
+            if (update.executeUpdate() == 0) {
+                try (PreparedStatement insert = connection.prepareStatement("INSERT INTO " + stateTable + " VALUES (?, ?, now())")) {
+                    insert.setString(1, config.table());
+                    insert.setLong(2, value);
+                    insert.execute();
+                }
+            }
+        } catch (SQLException e) {
+            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot record the window's state in " + stateTable + ": " + firstLine(e), e);
+        }
+    }
+
+    /** [watermark, closed up to] from the state tables, created when missing. */
+    private long[] restore() {
+        long[] state = {Watermark.NONE, Watermark.NONE};
+        try (Statement statement = main.createStatement()) {
+            statement.execute("CREATE TABLE IF NOT EXISTS " + WATERMARKS + " (\"window\" VARCHAR NOT NULL, watermark_us BIGINT NOT NULL, updated_at TIMESTAMPTZ NOT NULL)");
+            statement.execute("CREATE TABLE IF NOT EXISTS " + WINDOWS + " (\"window\" VARCHAR NOT NULL, closed_up_to_us BIGINT NOT NULL, updated_at TIMESTAMPTZ NOT NULL)");
+            String[] tables = {WATERMARKS, WINDOWS};
+            String[] columns = {"watermark_us", "closed_up_to_us"};
+            for (int i = 0; i < 2; i++) {
+                try (PreparedStatement read = main.prepareStatement("SELECT max(" + columns[i] + ") FROM " + tables[i] + " WHERE \"window\" = ?")) {
+                    read.setString(1, config.table());
+                    try (ResultSet rows = read.executeQuery()) {
+                        if (rows.next() && rows.getObject(1) != null) {
+                            state[i] = rows.getLong(1);
+                        }
+                    }
+                }
+            }
+        } catch (SQLException e) {
+            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot read the window's state: " + firstLine(e), e);
+        }
+        return state;
+    }
+
+    /** The time column exists and is TIMESTAMPTZ; the table has no index (DuckDB never frees deleted indexed rows). */
+    private void checkTable() {
+        String type = null;
+        try (PreparedStatement columns = main.prepareStatement(
+                "SELECT data_type FROM duckdb_columns() WHERE table_name = ? AND column_name = ? AND NOT internal")) {
+            columns.setString(1, config.table());
+            columns.setString(2, config.timeColumn());
+            try (ResultSet rows = columns.executeQuery()) {
+                if (rows.next()) {
+                    type = rows.getString(1);
+                }
+            }
+            try (PreparedStatement keys = main.prepareStatement(
+                    "SELECT count(*) FROM duckdb_constraints() WHERE table_name = ? AND constraint_type IN ('PRIMARY KEY', 'UNIQUE')")) {
+                keys.setString(1, config.table());
+                try (ResultSet rows = keys.executeQuery()) {
+                    rows.next();
+                    if (rows.getLong(1) > 0) {
+                        throw invalid("table " + config.table() + " has a PRIMARY KEY or UNIQUE constraint; DuckDB never frees the "
+                                + "rows deleted from an indexed table, so a window's memory would grow without bound: drop the constraint");
+                    }
+                }
+            }
+            try (PreparedStatement indexes = main.prepareStatement("SELECT count(*) FROM duckdb_indexes() WHERE table_name = ?")) {
+                indexes.setString(1, config.table());
+                try (ResultSet rows = indexes.executeQuery()) {
+                    rows.next();
+                    if (rows.getLong(1) > 0) {
+                        throw invalid("table " + config.table() + " has an index; DuckDB never frees the rows deleted from an "
+                                + "indexed table, so a window's memory would grow without bound: drop the index");
+                    }
+                }
+            }
+        } catch (SQLException e) {
+            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot read the columns of " + config.table() + ": " + firstLine(e), e);
+        }
+        if (type == null) {
+            throw invalid("table " + config.table() + " has no column " + config.timeColumn() + "; declare it as "
+                    + config.timeColumn() + " TIMESTAMPTZ and fill it with time_bucket(INTERVAL '" + config.sizeSeconds()
+                    + " seconds', event_time)");
+        }
+        if (!type.toUpperCase(Locale.ROOT).equals("TIMESTAMP WITH TIME ZONE")) {
+            throw invalid("column " + config.table() + "." + config.timeColumn() + " is " + type + "; a window's time column must be "
+                    + "TIMESTAMPTZ");
+        }
+    }
+
+    /** emit_sql must read `closed`; it is bound against an empty stand-in to catch errors at start. */
+    private void checkEmitSql() {
+        try (Statement statement = own.createStatement()) {
+            statement.execute("CREATE OR REPLACE TEMP TABLE closed AS SELECT * FROM " + identifier(config.table()) + " LIMIT 0");
+            try (PreparedStatement prepared = own.prepareStatement(config.emitSql())) {
+                // Binding is the check; nothing runs.
+            }
+            try (PreparedStatement dependencies = own.prepareStatement("SELECT json_serialize_sql(?)")) {
+                dependencies.setString(1, config.emitSql());
+                try (ResultSet rows = dependencies.executeQuery()) {
+                    rows.next();
+                    String tree = rows.getString(1);
+                    if (!tree.contains("\"table_name\":\"closed\"")) {
+                        throw invalid("emit_sql does not read `closed`, the rows of the buckets that closed: "
+                                + "write it as a query over closed, e.g. " + WindowConfig.DEFAULT_EMIT_SQL);
+                    }
+                }
+            }
+            statement.execute("DROP TABLE closed");
+        } catch (SQLException e) {
+            throw invalid("emit_sql: " + firstLine(e) + "; it reads the relation closed, which has the columns of table " + config.table());
+        }
+    }
+
+    private MallardException invalid(String message) {
+        return new MallardException(ErrorCode.USER_CONFIG_INVALID, config.path() + ": " + message);
+    }
+
+    private static String identifier(String name) {
+        return '"' + name.replace("\"", "\"\"") + '"';
+    }
+
+    private static String firstLine(SQLException e) {
+        String message = e.getMessage() == null ? e.toString() : e.getMessage();
+        int newline = message.indexOf('\n');
+        return (newline < 0 ? message : message.substring(0, newline)).strip();
+    }
+
+    @Override
+    public void close() {
+        try {
+            own.close();
+        } catch (SQLException e) {
+            LOG.warn("cannot close the window's connection window={} error={}", config.table(), e.toString());
+        }
+    }
+}

@@ -1,0 +1,87 @@
+package dev.mallard.flow.window;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.mallard.core.metrics.MetricsRegistry;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import java.time.InstantSource;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The series of one window (docs/windows.md), tagged {@code pipeline} and {@code window}. Times are event times
+ * in seconds since the epoch; the gauges read NaN until there is a value.
+ */
+public final class WindowMetrics {
+    private final Counter closed;
+    private final Counter refusedLate;
+    private final Counter refusedFuture;
+    private final AtomicLong watermarkMicros = new AtomicLong(Watermark.NONE);
+    private final AtomicLong newestBucketMicros = new AtomicLong(Watermark.NONE);
+    private final AtomicLong closedAtMicros = new AtomicLong(Watermark.NONE);
+    private final InstantSource clock;
+
+    public WindowMetrics(MetricsRegistry registry, String pipeline, String window) {
+        this(registry, pipeline, window, InstantSource.system());
+    }
+
+    public WindowMetrics(MetricsRegistry registry, String pipeline, String window, InstantSource clock) {
+        requireNonNull(registry, "registry is null");
+        this.clock = requireNonNull(clock, "clock is null");
+        MeterRegistry meters = registry.meters();
+        Tags tags = Tags.of("pipeline", pipeline, "window", window);
+        closed = Counter.builder("window_closed").description("Buckets the window closed and published.").tags(tags).register(meters);
+        refusedLate = Counter.builder("window_late_rows").description("Records refused or recomputed because their bucket had closed.")
+                .tags(tags).tag("outcome", "refused").register(meters);
+        refusedFuture = Counter.builder("window_late_rows").description("Records refused or recomputed because their bucket had closed.")
+                .tags(tags).tag("outcome", "future").register(meters);
+        // Present at 0: republishing after a late record (allowed_lateness_seconds) is not available yet.
+        Counter.builder("window_recomputes").description("Closed buckets republished whole after a late record joined them.")
+                .tags(tags).register(meters);
+        Gauge.builder("window_watermark_seconds", watermarkMicros, WindowMetrics::seconds)
+                .description("The window's watermark, in event time.").tags(tags).register(meters);
+        Gauge.builder("window_newest_bucket_start_seconds", newestBucketMicros, WindowMetrics::seconds)
+                .description("The start of the newest bucket a record was written to.").tags(tags).register(meters);
+        Gauge.builder("window_close_lag_seconds", this, WindowMetrics::closeLag)
+                .description("Wall clock now minus the watermark at the last close: how far publication trails real time.")
+                .tags(tags).register(meters);
+    }
+
+    void watermark(long micros) {
+        watermarkMicros.set(micros);
+    }
+
+    void newestBucket(long micros) {
+        newestBucketMicros.accumulateAndGet(micros, Math::max);
+    }
+
+    void refused(long late, long future) {
+        if (late > 0) {
+            refusedLate.increment(late);
+        }
+        if (future > 0) {
+            refusedFuture.increment(future);
+        }
+    }
+
+    void closed(long buckets, long watermark) {
+        closed.increment(buckets);
+        closedAtMicros.set(watermark);
+    }
+
+    private double closeLag() {
+        long at = closedAtMicros.get();
+        if (at == Watermark.NONE) {
+            return Double.NaN;
+        }
+        long now = clock.instant().toEpochMilli() * 1000;
+        return (now - at) / 1e6;
+    }
+
+    private static double seconds(AtomicLong micros) {
+        long value = micros.get();
+        return value == Watermark.NONE ? Double.NaN : value / 1e6;
+    }
+}
