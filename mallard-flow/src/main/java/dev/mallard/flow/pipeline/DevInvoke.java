@@ -4,18 +4,25 @@ import dev.mallard.core.config.ConfigEnvironment;
 import dev.mallard.core.engine.Engine;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import dev.mallard.core.metrics.MetricsRegistry;
+import dev.mallard.flow.config.PipelineConfig.WindowConfig;
 import dev.mallard.flow.config.PipelineConfig;
+import dev.mallard.flow.handler.EventTimeReader;
 import dev.mallard.flow.handler.Handler;
 import dev.mallard.flow.handler.Handlers;
 import dev.mallard.flow.handler.RecordColumns;
 import dev.mallard.flow.sink.ConsoleSink;
 import dev.mallard.flow.source.Message;
+import dev.mallard.flow.window.TumblingWindow;
+import dev.mallard.flow.window.WindowMetrics;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -36,10 +43,37 @@ public final class DevInvoke {
     /** Runs on an engine the caller opened (the CLI opens it while the config is still being read). */
     public static long run(Engine engine, PipelineConfig config, List<Message> batch, ConfigEnvironment environment, OutputStream out) {
         PipelineSetup.run(config, engine.connection());
-        try (Handler handler = Handlers.create(config.pipeline().handler(), RecordColumns.of(config.pipeline().source()), engine.connection(), environment);
-                ConsoleSink console = new ConsoleSink(out, engine.allocator())) {
-            return new BatchProcessor(handler, console).process(batch);
+        RecordColumns records = RecordColumns.of(config.pipeline().source());
+        try (Handler handler = Handlers.create(config.pipeline().handler(), records, engine.connection(), environment);
+                ConsoleSink console = new ConsoleSink(out, engine.allocator());
+                MetricsRegistry registry = new MetricsRegistry();
+                TumblingWindow window = openWindow(config, records, engine, out, registry)) {
+            if (window == null) {
+                return new BatchProcessor(handler, console).process(batch);
+            }
+            // A window: its late-record rule, the batch, then every bucket closed and printed, as if the topic
+            // had gone quiet. The window's own sink is not touched either.
+            List<Message> admitted = window.admit(batch, System.nanoTime(), ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now()));
+            long rows = new BatchProcessor(handler, console).process(admitted);
+            if (window.placed(admitted, System.nanoTime())) {
+                window.closeBuckets();
+            }
+            window.closeEverything();
+            return rows;
         }
+    }
+
+    private static TumblingWindow openWindow(PipelineConfig config, RecordColumns records, Engine engine, OutputStream out,
+            MetricsRegistry registry) {
+        List<WindowConfig> windows = config.windows();
+        if (windows.isEmpty()) {
+            return null;
+        }
+        WindowConfig window = windows.getFirst();
+        EventTimeReader times = EventTimeReader.of(records).orElseThrow(() -> new MallardException(
+                ErrorCode.USER_CONFIG_INVALID, window.path() + ": a window needs event_time on the source"));
+        return new TumblingWindow(window, engine, times, new ConsoleSink(out, engine.allocator()),
+                new WindowMetrics(registry, config.pipeline().name(), window.table()));
     }
 
     /** One message per line; the split is on raw bytes so no line is decoded twice. */

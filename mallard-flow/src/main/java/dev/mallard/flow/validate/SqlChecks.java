@@ -5,9 +5,12 @@ import dev.mallard.core.config.ConfigProblem;
 import dev.mallard.core.config.LocatedYaml;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.sql.SqlScript;
+import dev.mallard.flow.config.PipelineConfig.WindowConfig;
+import dev.mallard.flow.window.WindowChecks;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.ResultSetMetaData;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -68,8 +71,39 @@ final class SqlChecks implements AutoCloseable {
             if (sql.isTextual()) {
                 runScript("tables.sql[" + i + "].sql", sql.asText(), outcome);
             }
+            JsonNode window = tables.get(i).path("window");
+            if (window.isObject() && outcome.errors().isEmpty()) {
+                checkWindow("tables.sql[" + i + "].window", tables.get(i).path("name").asText(), window, outcome);
+            }
         }
         return toCheck("sql.tables", outcome, tables.isEmpty());
+    }
+
+    /** A window's table and emit_sql, when the table exists in the sandbox (it may come from an ATTACH not run here). */
+    private void checkWindow(String path, String table, JsonNode window, Outcome outcome) {
+        try (PreparedStatement exists = sandbox.prepareStatement("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?")) {
+            exists.setString(1, table);
+            try (ResultSet rows = exists.executeQuery()) {
+                rows.next();
+                if (rows.getLong(1) == 0) {
+                    outcome.notRun().add(path + " (table " + table + " was not created in the sandbox)");
+                    return;
+                }
+            }
+        } catch (SQLException e) {
+            outcome.notRun().add(path + " (" + e.getMessage() + ")");
+            return;
+        }
+        WindowChecks.table(sandbox, table, window.path("time_column").asText(), window.path("size_seconds").asLong())
+                .ifPresent(problem -> outcome.errors().add(windowProblem(path + ".time_column", problem)));
+        String emitSql = window.path("emit_sql").isTextual() ? window.path("emit_sql").asText() : WindowConfig.DEFAULT_EMIT_SQL;
+        WindowChecks.emitSql(sandbox, table, emitSql)
+                .ifPresent(problem -> outcome.errors().add(windowProblem(path + ".emit_sql", problem)));
+    }
+
+    private ConfigProblem windowProblem(String path, String message) {
+        LocatedYaml.Location at = yaml.locate(path);
+        return new ConfigProblem(file, at.line(), at.column(), path, ErrorCode.USER_CONFIG_INVALID, message);
     }
 
     /** Checks the handler SQL; returns the result's columns when the last statement is a query that bound. */

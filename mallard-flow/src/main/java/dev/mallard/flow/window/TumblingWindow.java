@@ -17,7 +17,6 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
 import org.duckdb.DuckDBConnection;
@@ -158,6 +157,18 @@ public final class TumblingWindow implements AutoCloseable {
         }
     }
 
+    /**
+     * Closes every bucket placed so far, as if every partition had gone idle, and publishes them. For
+     * {@code dev invoke}: one batch, then everything the window would publish.
+     */
+    public void closeEverything() {
+        if (watermark.closeEverything()) {
+            record(main, WATERMARKS, "watermark_us", watermark.value());
+            metrics.watermark(watermark.value());
+            closeBuckets();
+        }
+    }
+
     /** Follows the source's assignment without moving W (before a batch is admitted). */
     public void follow(Optional<Set<Partition>> assignment, long nowNanos) {
         assignment.ifPresent(held -> watermark.assignment(held, nowNanos));
@@ -221,8 +232,10 @@ public final class TumblingWindow implements AutoCloseable {
         }
         closedUpTo = w;
         metrics.closed(buckets, w);
-        LOG.info("window closed buckets window={} watermark={} buckets={} rows={}", config.table(),
-                java.time.Instant.EPOCH.plusNanos(w * 1000), buckets, rows);
+        if (rows > 0) {
+            LOG.info("window closed buckets window={} watermark={} buckets={} rows={}", config.table(),
+                    java.time.Instant.EPOCH.plusNanos(w * 1000), buckets, rows);
+        }
     }
 
     private void record(DuckDBConnection connection, String stateTable, String column, long value) {
@@ -266,75 +279,16 @@ public final class TumblingWindow implements AutoCloseable {
         return state;
     }
 
-    /** The time column exists and is TIMESTAMPTZ; the table has no index (DuckDB never frees deleted indexed rows). */
     private void checkTable() {
-        String type = null;
-        try (PreparedStatement columns = main.prepareStatement(
-                "SELECT data_type FROM duckdb_columns() WHERE table_name = ? AND column_name = ? AND NOT internal")) {
-            columns.setString(1, config.table());
-            columns.setString(2, config.timeColumn());
-            try (ResultSet rows = columns.executeQuery()) {
-                if (rows.next()) {
-                    type = rows.getString(1);
-                }
-            }
-            try (PreparedStatement keys = main.prepareStatement(
-                    "SELECT count(*) FROM duckdb_constraints() WHERE table_name = ? AND constraint_type IN ('PRIMARY KEY', 'UNIQUE')")) {
-                keys.setString(1, config.table());
-                try (ResultSet rows = keys.executeQuery()) {
-                    rows.next();
-                    if (rows.getLong(1) > 0) {
-                        throw invalid("table " + config.table() + " has a PRIMARY KEY or UNIQUE constraint; DuckDB never frees the "
-                                + "rows deleted from an indexed table, so a window's memory would grow without bound: drop the constraint");
-                    }
-                }
-            }
-            try (PreparedStatement indexes = main.prepareStatement("SELECT count(*) FROM duckdb_indexes() WHERE table_name = ?")) {
-                indexes.setString(1, config.table());
-                try (ResultSet rows = indexes.executeQuery()) {
-                    rows.next();
-                    if (rows.getLong(1) > 0) {
-                        throw invalid("table " + config.table() + " has an index; DuckDB never frees the rows deleted from an "
-                                + "indexed table, so a window's memory would grow without bound: drop the index");
-                    }
-                }
-            }
-        } catch (SQLException e) {
-            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot read the columns of " + config.table() + ": " + firstLine(e), e);
-        }
-        if (type == null) {
-            throw invalid("table " + config.table() + " has no column " + config.timeColumn() + "; declare it as "
-                    + config.timeColumn() + " TIMESTAMPTZ and fill it with time_bucket(INTERVAL '" + config.sizeSeconds()
-                    + " seconds', event_time)");
-        }
-        if (!type.toUpperCase(Locale.ROOT).equals("TIMESTAMP WITH TIME ZONE")) {
-            throw invalid("column " + config.table() + "." + config.timeColumn() + " is " + type + "; a window's time column must be "
-                    + "TIMESTAMPTZ");
-        }
+        WindowChecks.table(main, config.table(), config.timeColumn(), config.sizeSeconds()).ifPresent(problem -> {
+            throw invalid(problem);
+        });
     }
 
-    /** emit_sql must read `closed`; it is bound against an empty stand-in to catch errors at start. */
     private void checkEmitSql() {
-        try (Statement statement = own.createStatement()) {
-            statement.execute("CREATE OR REPLACE TEMP TABLE closed AS SELECT * FROM " + identifier(config.table()) + " LIMIT 0");
-            try (PreparedStatement prepared = own.prepareStatement(config.emitSql())) {
-                // Binding is the check; nothing runs.
-            }
-            try (PreparedStatement dependencies = own.prepareStatement("SELECT json_serialize_sql(?)")) {
-                dependencies.setString(1, config.emitSql());
-                try (ResultSet rows = dependencies.executeQuery()) {
-                    rows.next();
-                    String tree = rows.getString(1);
-                    if (!tree.contains("\"table_name\":\"closed\"")) {
-                        throw invalid("emit_sql does not read `closed`, the rows of the buckets that closed: "
-                                + "write it as a query over closed, e.g. " + WindowConfig.DEFAULT_EMIT_SQL);
-                    }
-                }
-            }
-            statement.execute("DROP TABLE closed");
-        } catch (SQLException e) {
-            throw invalid("emit_sql: " + firstLine(e) + "; it reads the relation closed, which has the columns of table " + config.table());
-        }
+        WindowChecks.emitSql(own, config.table(), config.emitSql()).ifPresent(problem -> {
+            throw invalid(problem);
+        });
     }
 
     private MallardException invalid(String message) {

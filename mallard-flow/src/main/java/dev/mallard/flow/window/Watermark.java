@@ -106,6 +106,21 @@ public final class Watermark {
     }
 
     /**
+     * Moves W past every bucket placed so far (newest event time + one bucket), as if every partition had gone
+     * idle. For {@code dev invoke}, which runs one batch and then shows everything the window would publish.
+     *
+     * @return true when W moved forward
+     */
+    public boolean closeEverything() {
+        long candidate = newest == NONE ? NONE : newest + sizeMicros;
+        if (candidate > value) {
+            value = candidate;
+            return true;
+        }
+        return false;
+    }
+
+    /**
      * Recomputes W at this instant of the monotonic clock.
      *
      * @return true when W moved forward

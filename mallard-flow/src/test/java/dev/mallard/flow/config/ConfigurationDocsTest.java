@@ -27,7 +27,8 @@ class ConfigurationDocsTest {
             resolved = resolve(root, resolved.path("items"));
             path = path + "[]";
         }
-        if (path.equals("pipeline.on_error.dlq")) {
+        // Full sink definitions whose keys are those of pipeline.sink, documented there once.
+        if (path.equals("pipeline.on_error.dlq") || path.equals("tables.sql[].window.sink")) {
             return;
         }
         JsonNode properties = resolved.path("properties");

@@ -41,6 +41,9 @@ class ExamplesTest {
                     "{\"city\":\"Baltimore\",\"state_full\":\"Maryland\",\"events\":2}",
                     "{\"city\":\"New York\",\"state_full\":\"New York\",\"events\":2}")),
             "parquet-sink.yml", new Expectation("timed-events.jsonl", List.of("{\"num_records\":4}")),
+            "city-windows.yml", new Expectation("timed-events.jsonl", List.of(
+                    "{\"bucket\":\"2015-12-12T19:00:00Z\",\"city\":\"New York\",\"n\":2}",
+                    "{\"bucket\":\"2015-12-12T19:00:00Z\",\"city\":\"Baltimore\",\"n\":2}")),
             "event-time.yml", new Expectation("timed-events.jsonl", List.of(
                     "{\"city\":\"Baltimore\",\"hour\":\"2015-12-12T19:00:00Z\",\"events\":2,\"last_offset\":3}",
                     "{\"city\":\"New York\",\"hour\":\"2015-12-12T19:00:00Z\",\"events\":2,\"last_offset\":1}")),

@@ -8,6 +8,7 @@ import dev.mallard.core.config.ConfigEnvironment;
 import dev.mallard.core.config.ConfigProblem;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.ExitCode;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -163,5 +164,61 @@ class PipelineValidatorTest {
                 + "pipeline:\n  batch_size: 1\n" + SOURCE + "  handler: {type: handlers.InferredMemBatch, sql: SELECT 1}\n  sink: {type: console}\n");
         assertThat(report.errors()).isEmpty();
         assertThat(report.warnings()).extracting(ConfigProblem::message).anyMatch(m -> m.contains("IO Error") && m.contains("where the pipeline runs"));
+    }
+
+    private static String windowed(String table, String window, String sourceExtra) {
+        return """
+                tables:
+                  sql:
+                    - name: counts
+                      sql: %s
+                      window:
+                %s
+                        sink: {type: console}
+                pipeline:
+                  batch_size: 10
+                  source:
+                    type: kafka
+                    kafka: {brokers: [localhost:9092], group_id: g, auto_offset_reset: earliest, topics: [t]%s}
+                  handler:
+                    type: handlers.InferredMemBatch
+                    sql: INSERT INTO counts SELECT time_bucket(INTERVAL '60 seconds', event_time), count(*) FROM batch GROUP BY ALL
+                  sink: {type: noop}
+                """.formatted(table, window.indent(8).stripTrailing(), sourceExtra);
+    }
+
+    @Test
+    void aSoundWindowPasses() {
+        ValidationReport report = validate(windowed("CREATE TABLE counts (bucket TIMESTAMPTZ, n BIGINT)",
+                "time_column: bucket\nsize_seconds: 60\nemit_sql: SELECT bucket, sum(n) AS n FROM closed GROUP BY ALL",
+                ", event_time: {path: ts}"));
+        assertThat(report.errors()).isEmpty();
+        assertThat(check(report, "sql.tables").status()).isEqualTo(Check.Status.PASS);
+    }
+
+    @Test
+    void aWindowsFaultsAreEachReportedWhereTheyAre() {
+        record Case(String table, String window, String sourceExtra, ErrorCode code, String path, String says) {}
+        List<Case> cases = List.of(
+                new Case("CREATE TABLE counts (bucket TIMESTAMP, n BIGINT)", "time_column: bucket\nsize_seconds: 60",
+                        ", event_time: {path: ts}", ErrorCode.USER_CONFIG_INVALID, "tables.sql[0].window.time_column", "must be TIMESTAMPTZ"),
+                new Case("CREATE TABLE counts (bucket TIMESTAMPTZ, n BIGINT, PRIMARY KEY (bucket))", "time_column: bucket\nsize_seconds: 60",
+                        ", event_time: {path: ts}", ErrorCode.USER_CONFIG_INVALID, "tables.sql[0].window.time_column", "grow without bound"),
+                new Case("CREATE TABLE counts (bucket TIMESTAMPTZ, n BIGINT)", "time_column: bucket\nsize_seconds: 60\nemit_sql: SELECT 1",
+                        ", event_time: {path: ts}", ErrorCode.USER_CONFIG_INVALID, "tables.sql[0].window.emit_sql", "does not read `closed`"),
+                new Case("CREATE TABLE counts (bucket TIMESTAMPTZ, n BIGINT)", "time_column: bucket\nsize_seconds: 60",
+                        "", ErrorCode.USER_CONFIG_INVALID, "tables.sql[0].window", "add event_time"),
+                new Case("CREATE TABLE counts (bucket TIMESTAMPTZ, n BIGINT)", "time_column: bucket\nsize_seconds: 60\nlate_rows: true",
+                        ", event_time: {path: ts}", ErrorCode.USER_CONFIG_UNSUPPORTED, "tables.sql[0].window.late_rows", "allowed_lateness_seconds"),
+                new Case("CREATE TABLE counts (bucket TIMESTAMPTZ, n BIGINT)", "time_column: bucket\nsize_seconds: 60\npoll_interval_seconds: 5",
+                        ", event_time: {path: ts}", ErrorCode.USER_CONFIG_UNSUPPORTED, "tables.sql[0].window.poll_interval_seconds", "idle_close_seconds"));
+        for (Case c : cases) {
+            ValidationReport report = validate(windowed(c.table(), c.window(), c.sourceExtra()));
+            assertThat(report.errors()).as(c.says()).singleElement().satisfies(problem -> {
+                assertThat(problem.code()).isEqualTo(c.code());
+                assertThat(problem.path()).isEqualTo(c.path());
+                assertThat(problem.message()).contains(c.says());
+            });
+        }
     }
 }

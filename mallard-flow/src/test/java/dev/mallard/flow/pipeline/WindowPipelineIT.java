@@ -1,0 +1,155 @@
+package dev.mallard.flow.pipeline;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.mallard.core.config.ConfigEnvironment;
+import dev.mallard.flow.config.PipelineConfig;
+import dev.mallard.flow.config.PipelineConfigReader;
+import dev.mallard.testkit.EmbeddedKafka;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeMap;
+import java.util.UUID;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** Tumbling windows through `mallard run`'s loop against a real broker started in this JVM. */
+class WindowPipelineIT {
+    private static EmbeddedKafka kafka;
+
+    @BeforeAll
+    static void startBroker() {
+        kafka = EmbeddedKafka.start();
+    }
+
+    @AfterAll
+    static void stopBroker() {
+        kafka.close();
+    }
+
+    private static String topic(int partitions) {
+        String name = "win-" + UUID.randomUUID();
+        kafka.createTopic(name, partitions);
+        return name;
+    }
+
+    private static void publish(String topic, List<String> values, int partitions) {
+        Properties properties = new Properties();
+        properties.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(properties, new StringSerializer(), new StringSerializer())) {
+            for (int i = 0; i < values.size(); i++) {
+                producer.send(new ProducerRecord<>(topic, i % partitions, null, values.get(i)));
+            }
+            producer.flush();
+        }
+    }
+
+    private static PipelineConfig config(String topic, int sizeSeconds, int graceSeconds, String emitSql) {
+        return new PipelineConfigReader(ConfigEnvironment.from(Map.of("SQLFLOW_KAFKA_BROKERS", kafka.bootstrapServers()))).read("w.yml", """
+                tables:
+                  sql:
+                    - name: city_counts
+                      sql: CREATE TABLE city_counts (bucket TIMESTAMPTZ, city VARCHAR, n BIGINT)
+                      window:
+                        time_column: bucket
+                        size_seconds: %d
+                        grace_seconds: %d
+                        idle_close_seconds: 1
+                        emit_sql: %s
+                        sink:
+                          type: console
+                pipeline:
+                  batch_size: 50
+                  flush_interval_seconds: 1
+                  source:
+                    type: kafka
+                    kafka:
+                      brokers: [{{ SQLFLOW_KAFKA_BROKERS }}]
+                      group_id: %s
+                      auto_offset_reset: earliest
+                      topics: [%s]
+                      event_time: {path: timestamp, format: rfc3339}
+                  handler:
+                    type: handlers.InferredMemBatch
+                    sql: >-
+                      INSERT INTO city_counts
+                      SELECT time_bucket(INTERVAL '%d seconds', event_time), properties.city, count(*) FROM batch GROUP BY ALL
+                  sink:
+                    type: noop
+                """.formatted(sizeSeconds, graceSeconds, emitSql, "g-" + topic, topic, sizeSeconds)).orThrow();
+    }
+
+    /** Runs the pipeline until it printed this many lines (or a minute passed), then drains it. */
+    private static List<String> runUntil(PipelineConfig config, int lines) throws Exception {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try (PipelineRunner runner = new PipelineRunner(config, ConfigEnvironment.from(Map.of()), new PipelineRunner.Options(0, out))) {
+            Thread running = Thread.ofPlatform().name("pipeline").start(runner::run);
+            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+            while (printed(out).size() < lines && System.nanoTime() < deadline && running.isAlive()) {
+                Thread.sleep(100);
+            }
+            runner.requestStop();
+            running.join(Duration.ofSeconds(60));
+            assertThat(running.isAlive()).isFalse();
+            assertThat(runner.scrape()).contains("window_late_rows_total{outcome=\"refused\",pipeline=\"pipeline\",window=\"city_counts\"} 0.0");
+        }
+        return printed(out);
+    }
+
+    private static List<String> printed(ByteArrayOutputStream out) {
+        synchronized (out) {
+            return out.toString(StandardCharsets.UTF_8).lines().toList();
+        }
+    }
+
+    @Test
+    void sqlflowsWindowFixturePublishesItsHourAfterIdleClose() throws Exception {
+        String in = topic(1);
+        // SQLFlow's window.jsonl: four searches at 2015-12-12T19:11:01.249Z.
+        List<String> fixture = List.of(
+                "{\"timestamp\":\"2015-12-12T19:11:01.249Z\",\"event\":\"search\",\"properties\":{\"city\":\"New York\"},\"user\":{\"id\":\"123412ds\"}}",
+                "{\"timestamp\":\"2015-12-12T19:11:01.249Z\",\"event\":\"search\",\"properties\":{\"city\":\"New York\"},\"user\":{\"id\":\"123412ds1\"}}",
+                "{\"timestamp\":\"2015-12-12T19:11:01.249Z\",\"event\":\"search\",\"properties\":{\"city\":\"Baltimore\"},\"user\":{\"id\":\"123412ds1\"}}",
+                "{\"timestamp\":\"2015-12-12T19:11:01.249Z\",\"event\":\"search\",\"properties\":{\"city\":\"Baltimore\"},\"user\":{\"id\":\"123412ds1\"}}");
+        publish(in, fixture, 1);
+        List<String> published = runUntil(config(in, 3600, 0, "SELECT bucket, city, sum(n) AS n FROM closed GROUP BY ALL ORDER BY city DESC"), 2);
+        assertThat(published).containsExactly(
+                "{\"bucket\":\"2015-12-12T19:00:00Z\",\"city\":\"New York\",\"n\":2}",
+                "{\"bucket\":\"2015-12-12T19:00:00Z\",\"city\":\"Baltimore\",\"n\":2}");
+    }
+
+    @Test
+    void aMultiPartitionInterleavedStreamPublishesWhatABatchGroupByComputes() throws Exception {
+        String in = topic(3);
+        Instant start = Instant.parse("2024-03-01T10:00:00Z");
+        String[] cities = {"New York", "Baltimore", "Columbus", "Austin"};
+        List<String> events = new ArrayList<>();
+        Map<String, Long> expected = new TreeMap<>();
+        for (int i = 0; i < 900; i++) {
+            // Round robin over three partitions; inside each, neighbours swap places (out of order by 3 s, within
+            // the 5 s grace), so every partition is a little disordered and the three advance at the same pace.
+            int second = (i % 6 < 3) ? i + 3 : i - 3;
+            Instant at = start.plusSeconds(second);
+            String city = cities[(i * 7) % cities.length];
+            events.add("{\"timestamp\":\"" + at + "\",\"properties\":{\"city\":\"" + city + "\"}}");
+            Instant bucket = start.plusSeconds(Math.floorDiv(second, 60) * 60L);
+            expected.merge("{\"bucket\":\"" + bucket + "\",\"city\":\"" + city + "\"", 1L, Long::sum);
+        }
+        publish(in, events, 3);
+        List<String> want = new ArrayList<>();
+        expected.forEach((key, n) -> want.add(key + ",\"n\":" + n + "}"));
+        List<String> published = runUntil(config(in, 60, 5, "SELECT bucket, city, sum(n) AS n FROM closed GROUP BY ALL"), want.size());
+        assertThat(published).containsExactlyInAnyOrderElementsOf(want);
+    }
+}
