@@ -304,6 +304,36 @@ class WindowSimulatorTest {
     }
 
     @Test
+    void tenThousandBucketsKeepTheTableAndMemoryFlat() throws Exception {
+        start();
+        assign(P0);
+        long[] rowsAt = new long[2];
+        long[] memoryAt = new long[2];
+        int buckets = 10_000;
+        for (int batch = 0; batch < buckets / 10; batch++) {
+            String[] records = new String[10];
+            for (int i = 0; i < 10; i++) {
+                records[i] = (60L * (batch * 10 + i) + 30) + " c" + (i % 3);
+            }
+            deliver(P0, records);
+            if (batch == 99 || batch == buckets / 10 - 1) {
+                int at = batch == 99 ? 0 : 1;
+                try (Statement statement = engine.connection().createStatement();
+                        var rows = statement.executeQuery("SELECT (SELECT count(*) FROM counts), "
+                                + "(SELECT sum(memory_usage_bytes) FROM duckdb_memory())")) {
+                    rows.next();
+                    rowsAt[at] = rows.getLong(1);
+                    memoryAt[at] = rows.getLong(2);
+                }
+            }
+        }
+        assertThat(published()).hasSize(buckets - 1);
+        // Only the open bucket's rows are left, after 1,000 buckets as after 10,000.
+        assertThat(rowsAt).containsExactly(1, 1);
+        assertThat(memoryAt[1]).as("DuckDB memory after 10,000 buckets vs after 1,000").isLessThanOrEqualTo(memoryAt[0] * 2 + (4 << 20));
+    }
+
+    @Test
     void aFailedSessionHoldsTheMinimumAndIsNeverIdle() {
         Watermark w = new Watermark(60, 0, 30, Watermark.NONE);
         long now = 0;
