@@ -65,12 +65,12 @@ public final class PipelineConfigReader {
             return new Result(loaded, errors, warnings, Optional.empty());
         }
         LocatedYaml yaml = loaded.yaml();
-        semanticChecks(loaded.file(), yaml, errors);
+        semanticChecks(loaded.file(), yaml, errors, warnings);
         Optional<PipelineConfig> config = errors.isEmpty() ? Optional.of(build(yaml.root())) : Optional.empty();
         return new Result(loaded, errors, warnings, config);
     }
 
-    private static void semanticChecks(String file, LocatedYaml yaml, List<ConfigProblem> errors) {
+    private static void semanticChecks(String file, LocatedYaml yaml, List<ConfigProblem> errors, List<ConfigProblem> warnings) {
         JsonNode root = yaml.root();
         if (root.has("udfs")) {
             List<String> names = root.path("udfs").valueStream()
@@ -114,9 +114,22 @@ public final class PipelineConfigReader {
                                 + "for it alone; run a second pipeline (another group_id) for the second window"));
             }
             if (window.path("allowed_lateness_seconds").asLong(0) > 0) {
-                errors.add(problem(file, yaml, at + ".allowed_lateness_seconds", ErrorCode.USER_CONFIG_UNSUPPORTED,
-                        "republishing closed buckets after late records is not available yet; set allowed_lateness_seconds "
-                                + "to 0 (late records are refused and counted) and size grace_seconds to your lateness"));
+                // A bucket a late record joins is published again, whole: only a sink that replaces by key keeps one copy.
+                JsonNode sink = window.path("sink");
+                String type = sink.path("type").asText("console");
+                boolean appendOnly = type.equals("console") || (type.equals("kafka") && !sink.path("kafka").has("key"))
+                        || (type.equals("postgres") && !"upsert".equals(sink.path("postgres").path("mode").asText()));
+                boolean replaces = type.equals("noop") || type.equals("kafka") || type.equals("postgres");
+                if (appendOnly) {
+                    errors.add(problem(file, yaml, at + ".allowed_lateness_seconds", ErrorCode.USER_CONFIG_INVALID,
+                            "a bucket that takes a late record is published again whole, and the " + type + " sink only appends, "
+                                    + "so readers would see it twice: use a sink that replaces by key (kafka with `key` on a "
+                                    + "compacted topic, postgres with mode: upsert) or set allowed_lateness_seconds to 0"));
+                } else if (!replaces) {
+                    warnings.add(problem(file, yaml, at + ".allowed_lateness_seconds", ErrorCode.USER_CONFIG_INVALID,
+                            "a bucket that takes a late record is published again whole; make sure the " + type
+                                    + " sink replaces earlier rows of the same bucket (by key), or readers will see it twice"));
+                }
             }
             JsonNode source = pipeline.path("source");
             if (!source.path(source.path("type").asText()).has("event_time")) {

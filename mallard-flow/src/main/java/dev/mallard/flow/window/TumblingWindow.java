@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 import org.duckdb.DuckDBConnection;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -53,6 +54,12 @@ public final class TumblingWindow implements AutoCloseable {
     private final WindowMetrics metrics;
     private final Watermark watermark;
     private final long sizeMicros;
+    private final long latenessMicros;
+    // Closed buckets a late record joined (allowed_lateness_seconds > 0): republished whole at the next close.
+    private final Set<Long> dirty = new TreeSet<>();
+    // With allowed lateness, the first close republishes every retained closed bucket: a crash may have lost a
+    // recompute that was due (the sink replaces by key, so repeating one is harmless).
+    private boolean republishRetained;
     private long closedUpTo;
 
     /**
@@ -68,6 +75,8 @@ public final class TumblingWindow implements AutoCloseable {
         this.sink = requireNonNull(sink, "sink is null");
         this.metrics = requireNonNull(metrics, "metrics is null");
         this.sizeMicros = config.sizeSeconds() * 1_000_000L;
+        this.latenessMicros = config.allowedLatenessSeconds() * 1_000_000L;
+        this.republishRetained = latenessMicros > 0;
         checkTable();
         long[] restored = restore();
         this.closedUpTo = restored[1];
@@ -92,8 +101,9 @@ public final class TumblingWindow implements AutoCloseable {
 
     /**
      * Decides each record on arrival, before anything is written: reads its event time, and refuses it when its
-     * bucket already closed (late) or when it lies further ahead of the wall clock than max_future_seconds. A
-     * record whose time cannot be read stays in, unstamped: the loader reports it as a bad message.
+     * bucket already closed (late) past the allowed lateness, or when it lies further ahead of the wall clock than
+     * max_future_seconds. A late record within the allowed lateness is admitted and its bucket marked for a whole
+     * republish. A record whose time cannot be read stays in, unstamped: the loader reports it as a bad message.
      *
      * @return the admitted messages, stamped with their event time
      */
@@ -101,6 +111,7 @@ public final class TumblingWindow implements AutoCloseable {
         List<Message> admitted = new ArrayList<>(batch.size());
         long late = 0;
         long future = 0;
+        long recomputed = 0;
         long w = watermark.value();
         long futureLimit = config.maxFutureSeconds().map(s -> wallMicros + s * 1_000_000L).orElse(Long.MAX_VALUE);
         for (Message message : batch) {
@@ -116,17 +127,24 @@ public final class TumblingWindow implements AutoCloseable {
                 continue;
             }
             watermark.arrived(new Partition(message.topic(), message.partition()), nowNanos);
+            long bucket = bucketStart(time);
             if (time > futureLimit) {
                 future++;
                 LOG.debug("record refused: its event time is ahead of the wall clock window={} position={}", config.table(), message.position());
-            } else if (w != Watermark.NONE && bucketStart(time) + sizeMicros <= w) {
-                late++;
-                LOG.debug("late record refused window={} position={}", config.table(), message.position());
+            } else if (w != Watermark.NONE && bucket + sizeMicros <= w) {
+                if (bucket + sizeMicros + latenessMicros > w) {
+                    recomputed++;
+                    dirty.add(bucket);
+                    admitted.add(message.withEventTime(time));
+                } else {
+                    late++;
+                    LOG.debug("late record refused window={} position={}", config.table(), message.position());
+                }
             } else {
                 admitted.add(message.withEventTime(time));
             }
         }
-        metrics.refused(late, future);
+        metrics.late(late, future, recomputed);
         return admitted;
     }
 
@@ -134,7 +152,8 @@ public final class TumblingWindow implements AutoCloseable {
      * Places the written records in the watermark and records it, in the caller's transaction when there is one,
      * so that W commits with the rows it describes.
      *
-     * @return true when W moved, so that {@link #closeBuckets()} should run once the transaction committed
+     * @return true when W moved or a closed bucket took a late record, so that {@link #closeBuckets()} should run
+     *     once the transaction committed
      */
     public boolean placed(List<Message> written, long nowNanos) {
         for (Message message : written) {
@@ -143,7 +162,7 @@ public final class TumblingWindow implements AutoCloseable {
                 metrics.newestBucket(bucketStart(message.eventTime()));
             }
         }
-        return advance(nowNanos, main);
+        return advance(nowNanos, main) || !dirty.isEmpty();
     }
 
     /**
@@ -184,25 +203,37 @@ public final class TumblingWindow implements AutoCloseable {
     }
 
     /**
-     * Publishes every bucket the watermark closed and not yet published, then deletes its rows and records how far
-     * it closed, in one transaction. Runs after the commit that moved W, once at start and once in the drain.
+     * Publishes every bucket the watermark closed and not yet published, and every closed bucket a late record
+     * joined (whole), then deletes the rows past the allowed lateness and records how far it closed, in one
+     * transaction. Runs after the commit that moved W, once at start and once in the drain.
      */
     public void closeBuckets() {
         long w = watermark.value();
-        if (w == Watermark.NONE || w <= closedUpTo) {
+        if (w == Watermark.NONE || (w <= closedUpTo && dirty.isEmpty() && !republishRetained)) {
             return;
         }
         String table = identifier(config.table());
         String column = identifier(config.timeColumn());
-        String bound = "make_timestamptz(" + (w - sizeMicros) + ")";
+        StringBuilder which = new StringBuilder("(").append(column).append(" <= ").append(timestamp(w - sizeMicros));
+        if (closedUpTo != Watermark.NONE && !republishRetained) {
+            which.append(" AND ").append(column).append(" > ").append(timestamp(closedUpTo - sizeMicros));
+        }
+        which.append(')');
+        for (long bucket : dirty) {
+            which.append(" OR ").append(column).append(" = ").append(timestamp(bucket));
+        }
         long rows;
         long buckets;
+        long recomputed;
         try (Statement statement = own.createStatement()) {
-            statement.execute("CREATE OR REPLACE TEMP TABLE closed AS SELECT * FROM " + table + " WHERE " + column + " <= " + bound);
-            try (ResultSet counts = statement.executeQuery("SELECT count(*), count(DISTINCT " + column + ") FROM closed")) {
+            statement.execute("CREATE OR REPLACE TEMP TABLE closed AS SELECT * FROM " + table + " WHERE " + which);
+            try (ResultSet counts = statement.executeQuery("SELECT count(*), count(DISTINCT " + column + "), count(DISTINCT "
+                    + column + ") FILTER (WHERE " + column + " <= " + timestamp(closedUpTo == Watermark.NONE ? Watermark.NONE : closedUpTo - sizeMicros)
+                    + ") FROM closed")) {
                 counts.next();
                 rows = counts.getLong(1);
                 buckets = counts.getLong(2);
+                recomputed = counts.getLong(3);
             }
             if (rows > 0) {
                 statement.execute("CREATE OR REPLACE TEMP TABLE " + EMITTED + " AS " + config.emitSql());
@@ -218,7 +249,7 @@ public final class TumblingWindow implements AutoCloseable {
             }
             statement.execute("BEGIN TRANSACTION");
             try {
-                statement.execute("DELETE FROM " + table + " WHERE " + column + " <= " + bound);
+                statement.execute("DELETE FROM " + table + " WHERE " + column + " <= " + timestamp(w - sizeMicros - latenessMicros));
                 record(own, WINDOWS, "closed_up_to_us", w);
                 statement.execute("COMMIT");
             } catch (SQLException | RuntimeException e) {
@@ -231,11 +262,17 @@ public final class TumblingWindow implements AutoCloseable {
                     + firstLine(e) + "; the buckets stay in " + config.table() + " and are published on the next start", e);
         }
         closedUpTo = w;
-        metrics.closed(buckets, w);
+        dirty.clear();
+        republishRetained = false;
+        metrics.closed(buckets - recomputed, recomputed, w);
         if (rows > 0) {
-            LOG.info("window closed buckets window={} watermark={} buckets={} rows={}", config.table(),
-                    java.time.Instant.EPOCH.plusNanos(w * 1000), buckets, rows);
+            LOG.info("window closed buckets window={} watermark={} buckets={} republished={} rows={}", config.table(),
+                    java.time.Instant.EPOCH.plusNanos(w * 1000), buckets - recomputed, recomputed, rows);
         }
+    }
+
+    private static String timestamp(long micros) {
+        return micros == Watermark.NONE ? "'-infinity'::TIMESTAMPTZ" : "make_timestamptz(" + micros + ")";
     }
 
     private void record(DuckDBConnection connection, String stateTable, String column, long value) {

@@ -18,6 +18,8 @@ public final class WindowMetrics {
     private final Counter closed;
     private final Counter refusedLate;
     private final Counter refusedFuture;
+    private final Counter recomputedLate;
+    private final Counter recomputes;
     private final AtomicLong watermarkMicros = new AtomicLong(Watermark.NONE);
     private final AtomicLong newestBucketMicros = new AtomicLong(Watermark.NONE);
     private final AtomicLong closedAtMicros = new AtomicLong(Watermark.NONE);
@@ -37,8 +39,9 @@ public final class WindowMetrics {
                 .tags(tags).tag("outcome", "refused").register(meters);
         refusedFuture = Counter.builder("window_late_rows").description("Records refused or recomputed because their bucket had closed.")
                 .tags(tags).tag("outcome", "future").register(meters);
-        // Present at 0: republishing after a late record (allowed_lateness_seconds) is not available yet.
-        Counter.builder("window_recomputes").description("Closed buckets republished whole after a late record joined them.")
+        recomputedLate = Counter.builder("window_late_rows").description("Records refused or recomputed because their bucket had closed.")
+                .tags(tags).tag("outcome", "recomputed").register(meters);
+        recomputes = Counter.builder("window_recomputes").description("Closed buckets republished whole after a late record joined them.")
                 .tags(tags).register(meters);
         Gauge.builder("window_watermark_seconds", watermarkMicros, WindowMetrics::seconds)
                 .description("The window's watermark, in event time.").tags(tags).register(meters);
@@ -57,17 +60,22 @@ public final class WindowMetrics {
         newestBucketMicros.accumulateAndGet(micros, Math::max);
     }
 
-    void refused(long late, long future) {
-        if (late > 0) {
-            refusedLate.increment(late);
+    /** Records decided late on arrival: refused, refused as from the future, or admitted into a closed bucket. */
+    void late(long refused, long future, long recomputed) {
+        if (refused > 0) {
+            refusedLate.increment(refused);
         }
         if (future > 0) {
             refusedFuture.increment(future);
         }
+        if (recomputed > 0) {
+            recomputedLate.increment(recomputed);
+        }
     }
 
-    void closed(long buckets, long watermark) {
+    void closed(long buckets, long republished, long watermark) {
         closed.increment(buckets);
+        recomputes.increment(republished);
         closedAtMicros.set(watermark);
     }
 

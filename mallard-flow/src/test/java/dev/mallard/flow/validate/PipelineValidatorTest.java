@@ -210,6 +210,8 @@ class PipelineValidatorTest {
                         "", ErrorCode.USER_CONFIG_INVALID, "tables.sql[0].window", "add event_time"),
                 new Case("CREATE TABLE counts (bucket TIMESTAMPTZ, n BIGINT)", "time_column: bucket\nsize_seconds: 60\nlate_rows: true",
                         ", event_time: {path: ts}", ErrorCode.USER_CONFIG_UNSUPPORTED, "tables.sql[0].window.late_rows", "allowed_lateness_seconds"),
+                new Case("CREATE TABLE counts (bucket TIMESTAMPTZ, n BIGINT)", "time_column: bucket\nsize_seconds: 60\nallowed_lateness_seconds: 60",
+                        ", event_time: {path: ts}", ErrorCode.USER_CONFIG_INVALID, "tables.sql[0].window.allowed_lateness_seconds", "only appends"),
                 new Case("CREATE TABLE counts (bucket TIMESTAMPTZ, n BIGINT)", "time_column: bucket\nsize_seconds: 60\npoll_interval_seconds: 5",
                         ", event_time: {path: ts}", ErrorCode.USER_CONFIG_UNSUPPORTED, "tables.sql[0].window.poll_interval_seconds", "idle_close_seconds"));
         for (Case c : cases) {

@@ -26,7 +26,7 @@ class WindowMetricsDocsTest {
         Set<String> exported = new TreeSet<>();
         try (MetricsRegistry registry = new MetricsRegistry()) {
             WindowMetrics metrics = new WindowMetrics(registry, "p", "counts");
-            metrics.refused(1, 1);
+            metrics.late(1, 1, 0);
             String scrape = registry.scrape();
             Matcher types = EXPORTED.matcher(scrape);
             while (types.find()) {

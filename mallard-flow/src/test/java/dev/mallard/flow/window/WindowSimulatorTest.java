@@ -56,11 +56,15 @@ class WindowSimulatorTest {
     private final Map<Partition, Long> offsets = new HashMap<>();
 
     private void start(Engine opened, Optional<Long> maxFutureSeconds) throws SQLException {
+        start(opened, maxFutureSeconds, 0);
+    }
+
+    private void start(Engine opened, Optional<Long> maxFutureSeconds, long latenessSeconds) throws SQLException {
         engine = opened;
         try (Statement statement = engine.connection().createStatement()) {
             statement.execute("CREATE TABLE IF NOT EXISTS counts (bucket TIMESTAMPTZ, city VARCHAR, n BIGINT)");
         }
-        WindowConfig config = new WindowConfig("counts", "tables.sql[0].window", "bucket", 60, 10, 30, 0, maxFutureSeconds,
+        WindowConfig config = new WindowConfig("counts", "tables.sql[0].window", "bucket", 60, 10, 30, latenessSeconds, maxFutureSeconds,
                 "SELECT bucket, city, sum(n) AS n FROM closed GROUP BY ALL ORDER BY bucket, city",
                 new SinkConfig("console", JsonNodeFactory.instance.objectNode(), JsonNodeFactory.instance.objectNode()));
         published = new ByteArrayOutputStream();
@@ -139,6 +143,10 @@ class WindowSimulatorTest {
 
     private double series(String name) {
         return registry.meters().find(name).tags("window", "counts").counters().stream().mapToDouble(c -> c.count()).sum();
+    }
+
+    private double late(String outcome) {
+        return registry.meters().find("window_late_rows").tags("window", "counts", "outcome", outcome).counter().count();
     }
 
     private static String row(int minute, String city, int n) {
@@ -331,6 +339,28 @@ class WindowSimulatorTest {
         // Only the open bucket's rows are left, after 1,000 buckets as after 10,000.
         assertThat(rowsAt).containsExactly(1, 1);
         assertThat(memoryAt[1]).as("DuckDB memory after 10,000 buckets vs after 1,000").isLessThanOrEqualTo(memoryAt[0] * 2 + (4 << 20));
+    }
+
+    @Test
+    void aLateRecordWithinTheAllowedLatenessRepublishesItsBucketWholeUntilTheLatenessRunsOut() throws Exception {
+        start(Engine.inMemory(), Optional.empty(), 120);
+        assign(P0);
+        deliver(P0, "10 a", "20 b", "130 a");   // W = 120 s: bucket 0 closes
+        assertThat(published()).containsExactly(row(0, "a", 1), row(0, "b", 1));
+        deliver(P0, "30 a");                   // late, but 60 + 120 > 120: written, and bucket 0 goes out again whole
+        assertThat(published()).containsExactly(row(0, "a", 2), row(0, "b", 1));
+        assertThat(late("recomputed")).isEqualTo(1);
+        assertThat(series("window_recomputes")).isEqualTo(1);
+        deliver(P0, "250 a");                  // W = 240 s: bucket 2 closes; bucket 0's lateness (to 180 s) ran out
+        assertThat(published()).containsExactly(row(2, "a", 1));
+        deliver(P0, "40 a");                   // now refused
+        assertThat(late("refused")).isEqualTo(1);
+        assertThat(published()).isEmpty();
+        try (Statement statement = engine.connection().createStatement();
+                var rows = statement.executeQuery("SELECT count(*) FROM counts WHERE bucket < TIMESTAMPTZ '2015-12-12 19:01:00+00'")) {
+            rows.next();
+            assertThat(rows.getLong(1)).as("bucket 0's rows are deleted once its lateness ran out").isZero();
+        }
     }
 
     @Test
