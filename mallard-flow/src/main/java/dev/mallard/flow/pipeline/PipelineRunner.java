@@ -199,6 +199,7 @@ public final class PipelineRunner implements AutoCloseable {
                     long reading = System.nanoTime();
                     List<Message> batch = gather(source);
                     if (window != null) {
+                        window.previousOwners(source.takeAssignedMetadata());
                         window.follow(source.assignment(), System.nanoTime());
                     }
                     long readNanos = System.nanoTime() - reading;
@@ -352,7 +353,12 @@ public final class PipelineRunner implements AutoCloseable {
                 throw e;
             }
             timed(Phase.SOURCE_COMMIT, () -> {
-                source.commit(next);
+                if (window == null) {
+                    source.commit(next);
+                } else {
+                    // Kafka keeps what still feeds a retained bucket, and how far the window closed.
+                    source.commit(window.commitPositions(next), window.commitMetadata());
+                }
                 return null;
             });
             if (closing) {

@@ -44,6 +44,7 @@ public final class KafkaSource implements Source {
     // partition is revoked, so an asynchronous commit in flight is never what a restart depends on.
     private final Map<TopicPartition, OffsetAndMetadata> pending = new HashMap<>();
     private final Set<Partition> revoked = new HashSet<>();
+    private final Map<Partition, String> assignedMetadata = new HashMap<>();
 
     /**
      * @param storedOffsets the next offset per partition recorded in the pipeline's state, applied on assignment
@@ -92,6 +93,15 @@ public final class KafkaSource implements Source {
 
             @Override
             public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+                try {
+                    consumer.committed(Set.copyOf(partitions)).forEach((partition, committed) -> {
+                        if (committed != null && !committed.metadata().isEmpty()) {
+                            assignedMetadata.put(new Partition(partition.topic(), partition.partition()), committed.metadata());
+                        }
+                    });
+                } catch (KafkaException e) {
+                    LOG.warn("cannot read the committed metadata of newly assigned partitions error={}", e.toString());
+                }
                 for (TopicPartition partition : partitions) {
                     storedOffsets.apply(new Partition(partition.topic(), partition.partition())).ifPresent(offset -> {
                         LOG.info("resuming from the state file's offset topic={} partition={} offset={}", partition.topic(), partition.partition(), offset);
@@ -128,11 +138,17 @@ public final class KafkaSource implements Source {
      */
     @Override
     public void commit(Map<Partition, Long> nextOffsets) {
+        commit(nextOffsets, "");
+    }
+
+    @Override
+    public void commit(Map<Partition, Long> nextOffsets, String metadata) {
         if (nextOffsets.isEmpty()) {
             return;
         }
         Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
-        nextOffsets.forEach((partition, offset) -> offsets.put(new TopicPartition(partition.topic(), partition.partition()), new OffsetAndMetadata(offset)));
+        nextOffsets.forEach((partition, offset) -> offsets.put(new TopicPartition(partition.topic(), partition.partition()),
+                new OffsetAndMetadata(offset, metadata)));
         pending.putAll(offsets);
         try {
             consumer.commitAsync(offsets, (committed, error) -> {
@@ -158,6 +174,16 @@ public final class KafkaSource implements Source {
             // state file's offsets (when there is one) already cover.
             LOG.warn("offset commit failed; the batch may be redelivered error={}", e.toString());
         }
+    }
+
+    @Override
+    public Map<Partition, String> takeAssignedMetadata() {
+        if (assignedMetadata.isEmpty()) {
+            return Map.of();
+        }
+        Map<Partition, String> taken = Map.copyOf(assignedMetadata);
+        assignedMetadata.clear();
+        return taken;
     }
 
     @Override

@@ -23,6 +23,19 @@ public interface Source extends AutoCloseable {
     void commit(Map<Partition, Long> nextOffsets);
 
     /**
+     * {@link #commit} with a note stored beside the positions (Kafka's commit metadata), which the next owner of a
+     * partition reads through {@link #takeAssignedMetadata()}. Sources without such a place ignore it.
+     */
+    default void commit(Map<Partition, Long> nextOffsets, String metadata) {
+        commit(nextOffsets);
+    }
+
+    /** The notes committed with the positions of partitions assigned since the last call. */
+    default Map<Partition, String> takeAssignedMetadata() {
+        return Map.of();
+    }
+
+    /**
      * The partitions taken from this reader since the last call (a consumer group rebalance). Messages of them
      * that were read but not yet processed belong to whoever reads the partition next, which may be this reader
      * again from its last committed position: a caller gathering a batch drops them, or it would hold them twice.

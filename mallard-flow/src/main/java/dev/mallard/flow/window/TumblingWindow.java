@@ -16,7 +16,9 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
@@ -41,6 +43,9 @@ import org.slf4j.LoggerFactory;
 public final class TumblingWindow implements AutoCloseable {
     public static final String WATERMARKS = "sqlflow_watermarks";
     public static final String WINDOWS = "sqlflow_windows";
+    public static final String FEEDS = "sqlflow_window_feeds";
+    /** The prefix of the Kafka commit metadata that carries how far a window closed. */
+    public static final String METADATA_PREFIX = "mallard.window.closed_up_to_us=";
     /** time_bucket's origin for TIMESTAMPTZ and widths without months: Monday 2000-01-03T00:00:00Z. */
     static final long ORIGIN_MICROS = 946_857_600L * 1_000_000L;
     private static final Logger LOG = LoggerFactory.getLogger(TumblingWindow.class);
@@ -61,6 +66,11 @@ public final class TumblingWindow implements AutoCloseable {
     // recompute that was due (the sink replaces by key, so repeating one is harmless).
     private boolean republishRetained;
     private long closedUpTo;
+    // Per partition, the first offset that fed each retained bucket (bucket start -> offset): Kafka commits stop
+    // before the lowest, so a worker that starts without the window's rows replays them. Kept in FEEDS too.
+    private final Map<Partition, Map<Long, Long>> feeds = new HashMap<>();
+    // Per partition, how far a previous owner had closed (from its commit metadata): its buckets are final.
+    private final Map<Partition, Long> finalized = new HashMap<>();
 
     /**
      * Checks the window's table and state, and restores its watermark.
@@ -112,6 +122,7 @@ public final class TumblingWindow implements AutoCloseable {
         long late = 0;
         long future = 0;
         long recomputed = 0;
+        long replayed = 0;
         long w = watermark.value();
         long futureLimit = config.maxFutureSeconds().map(s -> wallMicros + s * 1_000_000L).orElse(Long.MAX_VALUE);
         for (Message message : batch) {
@@ -126,9 +137,14 @@ public final class TumblingWindow implements AutoCloseable {
                 admitted.add(message);
                 continue;
             }
-            watermark.arrived(new Partition(message.topic(), message.partition()), nowNanos);
+            Partition partition = new Partition(message.topic(), message.partition());
+            watermark.arrived(partition, nowNanos);
             long bucket = bucketStart(time);
-            if (time > futureLimit) {
+            Long finalizedUpTo = finalized.get(partition);
+            if (finalizedUpTo != null && bucket + sizeMicros <= finalizedUpTo) {
+                // A replay after a takeover or a lost state: the previous owner already published this bucket.
+                replayed++;
+            } else if (time > futureLimit) {
                 future++;
                 LOG.debug("record refused: its event time is ahead of the wall clock window={} position={}", config.table(), message.position());
             } else if (w != Watermark.NONE && bucket + sizeMicros <= w) {
@@ -145,6 +161,7 @@ public final class TumblingWindow implements AutoCloseable {
             }
         }
         metrics.late(late, future, recomputed);
+        metrics.finalized(replayed);
         return admitted;
     }
 
@@ -158,11 +175,73 @@ public final class TumblingWindow implements AutoCloseable {
     public boolean placed(List<Message> written, long nowNanos) {
         for (Message message : written) {
             if (message.hasEventTime()) {
-                watermark.placed(new Partition(message.topic(), message.partition()), message.eventTime(), nowNanos);
-                metrics.newestBucket(bucketStart(message.eventTime()));
+                Partition partition = new Partition(message.topic(), message.partition());
+                long bucket = bucketStart(message.eventTime());
+                watermark.placed(partition, message.eventTime(), nowNanos);
+                metrics.newestBucket(bucket);
+                Map<Long, Long> fed = feeds.computeIfAbsent(partition, p -> new HashMap<>());
+                if (!fed.containsKey(bucket)) {
+                    // Offsets only grow within a partition: the first record of a bucket has its lowest offset.
+                    fed.put(bucket, message.offset());
+                    recordFeed(partition, bucket, message.offset());
+                }
             }
         }
         return advance(nowNanos, main) || !dirty.isEmpty();
+    }
+
+    /**
+     * The positions to commit to Kafka for a batch: per partition, the next offset to read, or the first offset still
+     * feeding a retained bucket when that is lower, so that a worker starting without the window's rows replays and
+     * rebuilds every retained bucket whole.
+     */
+    public Map<Partition, Long> commitPositions(Map<Partition, Long> next) {
+        Map<Partition, Long> positions = new HashMap<>(next);
+        positions.replaceAll((partition, offset) -> {
+            Map<Long, Long> fed = feeds.get(partition);
+            if (fed == null || fed.isEmpty()) {
+                return offset;
+            }
+            return Math.min(offset, java.util.Collections.min(fed.values()));
+        });
+        return positions;
+    }
+
+    /** The metadata a Kafka commit carries: how far this window closed, which a later owner of the partition honours. */
+    public String commitMetadata() {
+        return METADATA_PREFIX + closedUpTo;
+    }
+
+    /**
+     * The commit metadata found on partitions as they were assigned: buckets the previous owner closed up to there
+     * are final, and replayed records for them are dropped.
+     */
+    public void previousOwners(Map<Partition, String> metadata) {
+        metadata.forEach((partition, text) -> {
+            if (text != null && text.startsWith(METADATA_PREFIX)) {
+                try {
+                    long upTo = Long.parseLong(text.substring(METADATA_PREFIX.length()));
+                    if (upTo != Watermark.NONE) {
+                        finalized.merge(partition, upTo, Math::max);
+                    }
+                } catch (NumberFormatException e) {
+                    LOG.warn("ignoring commit metadata that is not a window's partition={} metadata={}", partition, text);
+                }
+            }
+        });
+    }
+
+    private void recordFeed(Partition partition, long bucket, long offset) {
+        try (PreparedStatement insert = main.prepareStatement("INSERT INTO " + FEEDS + " VALUES (?, ?, ?, ?, ?)")) {
+            insert.setString(1, config.table());
+            insert.setString(2, partition.topic());
+            insert.setInt(3, partition.partition());
+            insert.setLong(4, bucket);
+            insert.setLong(5, offset);
+            insert.execute();
+        } catch (SQLException e) {
+            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot record the window's offsets in " + FEEDS + ": " + firstLine(e), e);
+        }
     }
 
     /**
@@ -250,6 +329,11 @@ public final class TumblingWindow implements AutoCloseable {
             statement.execute("BEGIN TRANSACTION");
             try {
                 statement.execute("DELETE FROM " + table + " WHERE " + column + " <= " + timestamp(w - sizeMicros - latenessMicros));
+                try (PreparedStatement feedsGone = own.prepareStatement("DELETE FROM " + FEEDS + " WHERE \"window\" = ? AND bucket_us <= ?")) {
+                    feedsGone.setString(1, config.table());
+                    feedsGone.setLong(2, w - sizeMicros - latenessMicros);
+                    feedsGone.execute();
+                }
                 record(own, WINDOWS, "closed_up_to_us", w);
                 statement.execute("COMMIT");
             } catch (SQLException | RuntimeException e) {
@@ -262,6 +346,8 @@ public final class TumblingWindow implements AutoCloseable {
                     + firstLine(e) + "; the buckets stay in " + config.table() + " and are published on the next start", e);
         }
         closedUpTo = w;
+        long retainedFrom = w - sizeMicros - latenessMicros;
+        feeds.values().forEach(fed -> fed.keySet().removeIf(bucket -> bucket <= retainedFrom));
         dirty.clear();
         republishRetained = false;
         metrics.closed(buckets - recomputed, recomputed, w);
@@ -298,6 +384,18 @@ public final class TumblingWindow implements AutoCloseable {
         try (Statement statement = main.createStatement()) {
             statement.execute("CREATE TABLE IF NOT EXISTS " + WATERMARKS + " (\"window\" VARCHAR NOT NULL, watermark_us BIGINT NOT NULL, updated_at TIMESTAMPTZ NOT NULL)");
             statement.execute("CREATE TABLE IF NOT EXISTS " + WINDOWS + " (\"window\" VARCHAR NOT NULL, closed_up_to_us BIGINT NOT NULL, updated_at TIMESTAMPTZ NOT NULL)");
+            statement.execute("CREATE TABLE IF NOT EXISTS " + FEEDS + " (\"window\" VARCHAR NOT NULL, topic VARCHAR NOT NULL, "
+                    + "\"partition\" INTEGER NOT NULL, bucket_us BIGINT NOT NULL, first_offset BIGINT NOT NULL)");
+            try (PreparedStatement read = main.prepareStatement("SELECT topic, \"partition\", bucket_us, min(first_offset) FROM " + FEEDS
+                    + " WHERE \"window\" = ? GROUP BY ALL")) {
+                read.setString(1, config.table());
+                try (ResultSet rows = read.executeQuery()) {
+                    while (rows.next()) {
+                        feeds.computeIfAbsent(new Partition(rows.getString(1), rows.getInt(2)), p -> new HashMap<>())
+                                .put(rows.getLong(3), rows.getLong(4));
+                    }
+                }
+            }
             String[] tables = {WATERMARKS, WINDOWS};
             String[] columns = {"watermark_us", "closed_up_to_us"};
             for (int i = 0; i < 2; i++) {

@@ -19,6 +19,7 @@ public final class WindowMetrics {
     private final Counter refusedLate;
     private final Counter refusedFuture;
     private final Counter recomputedLate;
+    private final Counter finalizedReplays;
     private final Counter recomputes;
     private final AtomicLong watermarkMicros = new AtomicLong(Watermark.NONE);
     private final AtomicLong newestBucketMicros = new AtomicLong(Watermark.NONE);
@@ -41,6 +42,8 @@ public final class WindowMetrics {
                 .tags(tags).tag("outcome", "future").register(meters);
         recomputedLate = Counter.builder("window_late_rows").description("Records refused or recomputed because their bucket had closed.")
                 .tags(tags).tag("outcome", "recomputed").register(meters);
+        finalizedReplays = Counter.builder("window_late_rows").description("Records refused or recomputed because their bucket had closed.")
+                .tags(tags).tag("outcome", "finalized").register(meters);
         recomputes = Counter.builder("window_recomputes").description("Closed buckets republished whole after a late record joined them.")
                 .tags(tags).register(meters);
         Gauge.builder("window_watermark_seconds", watermarkMicros, WindowMetrics::seconds)
@@ -70,6 +73,13 @@ public final class WindowMetrics {
         }
         if (recomputed > 0) {
             recomputedLate.increment(recomputed);
+        }
+    }
+
+    /** Replayed records of buckets a previous owner of their partition already published: dropped. */
+    void finalized(long replayed) {
+        if (replayed > 0) {
+            finalizedReplays.increment(replayed);
         }
     }
 

@@ -56,6 +56,10 @@ class WindowPipelineIT {
     }
 
     private static PipelineConfig config(String topic, int sizeSeconds, int graceSeconds, String emitSql) {
+        return config(topic, sizeSeconds, graceSeconds, emitSql, 50, 1);
+    }
+
+    private static PipelineConfig config(String topic, int sizeSeconds, int graceSeconds, String emitSql, int batchSize, int idleCloseSeconds) {
         return new PipelineConfigReader(ConfigEnvironment.from(Map.of("SQLFLOW_KAFKA_BROKERS", kafka.bootstrapServers()))).read("w.yml", """
                 tables:
                   sql:
@@ -65,12 +69,12 @@ class WindowPipelineIT {
                         time_column: bucket
                         size_seconds: %d
                         grace_seconds: %d
-                        idle_close_seconds: 1
+                        idle_close_seconds: %d
                         emit_sql: %s
                         sink:
                           type: console
                 pipeline:
-                  batch_size: 50
+                  batch_size: %d
                   flush_interval_seconds: 1
                   source:
                     type: kafka
@@ -87,7 +91,7 @@ class WindowPipelineIT {
                       SELECT time_bucket(INTERVAL '%d seconds', event_time), properties.city, count(*) FROM batch GROUP BY ALL
                   sink:
                     type: noop
-                """.formatted(sizeSeconds, graceSeconds, emitSql, "g-" + topic, topic, sizeSeconds)).orThrow();
+                """.formatted(sizeSeconds, graceSeconds, idleCloseSeconds, emitSql, batchSize, "g-" + topic, topic, sizeSeconds)).orThrow();
     }
 
     /** Runs the pipeline until it printed this many lines (or a minute passed), then drains it. */
@@ -151,5 +155,53 @@ class WindowPipelineIT {
         expected.forEach((key, n) -> want.add(key + ",\"n\":" + n + "}"));
         List<String> published = runUntil(config(in, 60, 5, "SELECT bucket, city, sum(n) AS n FROM closed GROUP BY ALL"), want.size());
         assertThat(published).containsExactlyInAnyOrderElementsOf(want);
+    }
+
+    @Test
+    void aWorkerWithoutTheWindowsRowsReplaysAndRebuildsEveryRetainedBucketWhole() throws Exception {
+        String in = topic(1);
+        Instant start = Instant.parse("2024-03-01T10:00:00Z");
+        java.util.function.IntFunction<String> at = second -> start.plusSeconds(second).toString();
+        // Minute buckets, 60 s of grace. Offsets 0-4: bucket 0 closes when 170 s arrives (W = 110 s); buckets 1 and 2
+        // stay open, fed first by offsets 1 and 3, so Kafka's committed position stays at 1.
+        publish(in, List.of(
+                "{\"timestamp\":\"" + at.apply(10) + "\",\"properties\":{\"city\":\"a\"}}",
+                "{\"timestamp\":\"" + at.apply(100) + "\",\"properties\":{\"city\":\"c\"}}",
+                "{\"timestamp\":\"" + at.apply(50) + "\",\"properties\":{\"city\":\"a\"}}",
+                "{\"timestamp\":\"" + at.apply(170) + "\",\"properties\":{\"city\":\"d\"}}",
+                "{\"timestamp\":\"" + at.apply(175) + "\",\"properties\":{\"city\":\"d\"}}"), 1);
+        ByteArrayOutputStream first = new ByteArrayOutputStream();
+        runBounded(oneByOne(in), 5, first);
+        assertThat(printed(first)).containsExactly("{\"bucket\":\"" + at.apply(0) + "\",\"city\":\"a\",\"n\":2}");
+
+        // A new process without a state file: the window's rows are gone. It resumes at offset 1, drops the replayed
+        // record of bucket 0 (the commit metadata says it was published), and rebuilds buckets 1 and 2 whole.
+        publish(in, List.of("{\"timestamp\":\"" + at.apply(300) + "\",\"properties\":{\"city\":\"e\"}}"), 1);
+        ByteArrayOutputStream second = new ByteArrayOutputStream();
+        assertThat(runBounded(oneByOne(in), 5, second))
+                .contains("window_late_rows_total{outcome=\"finalized\",pipeline=\"pipeline\",window=\"city_counts\"} 1.0");
+        assertThat(printed(second)).containsExactly(
+                "{\"bucket\":\"" + at.apply(60) + "\",\"city\":\"c\",\"n\":1}",
+                "{\"bucket\":\"" + at.apply(120) + "\",\"city\":\"d\",\"n\":2}");
+    }
+
+    /**
+     * Runs the pipeline until it consumed this many messages, or for at most a minute (then it is drained, so a
+     * pipeline that never sees them fails the test instead of hanging it); returns its final metrics.
+     */
+    private static String runBounded(PipelineConfig config, long messages, ByteArrayOutputStream out) throws Exception {
+        try (PipelineRunner runner = new PipelineRunner(config, ConfigEnvironment.from(Map.of()), new PipelineRunner.Options(messages, out))) {
+            Thread running = Thread.ofPlatform().name("pipeline").start(runner::run);
+            running.join(Duration.ofSeconds(60));
+            runner.requestStop();
+            running.join(Duration.ofSeconds(60));
+            assertThat(running.isAlive()).isFalse();
+            return runner.scrape();
+        }
+    }
+
+    /** Minute buckets with 60 s of grace, one record per batch, and no idle close within the test. */
+    private static PipelineConfig oneByOne(String topic) {
+        return config(topic, 60, 60, "SELECT bucket, city, sum(n) AS n FROM closed GROUP BY ALL ORDER BY bucket, city", 1, 600);
     }
 }
