@@ -1,0 +1,217 @@
+package dev.mallard.views;
+
+import static java.util.Objects.requireNonNull;
+
+import java.sql.Connection;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/**
+ * GROUP BY (or a global aggregate) over the source. The state table holds one row per group: the key columns
+ * {@code k_j}, the group's row count, and each slot's running sums and counts, so SUM, COUNT and AVG move by
+ * the delta alone. MIN and MAX move by the delta for groups that only gained rows; a group a delete touched
+ * is recomputed from the base tables, restricted to that group. The view's delta is the touched groups'
+ * old output rows with weight -1 and their new ones with weight +1.
+ *
+ * @param keys the GROUP BY expressions over the source's aliases, empty for a global aggregate
+ * @param outputs the view's columns in terms of the state columns
+ * @param having the HAVING condition in terms of the state columns
+ */
+record AggregateProgram(String view, Source source, List<String> keys, List<AggregateSlot> slots, List<String> outputs,
+        Optional<String> having) implements DeltaProgram {
+    static final String COUNT = "mallard_count";
+    private static final String NEGATIVES = "mallard_negatives";
+    private static final String DELTA = "mallard_group_delta";
+    private static final String OLD = "mallard_group_old";
+
+    AggregateProgram {
+        requireNonNull(view, "view is null");
+        requireNonNull(source, "source is null");
+        keys = List.copyOf(keys);
+        slots = List.copyOf(slots);
+        outputs = List.copyOf(outputs);
+        requireNonNull(having, "having is null");
+    }
+
+    String stateTable() {
+        return TableName.VIEWS_SCHEMA + "." + Sql.quote("state$" + view);
+    }
+
+    @Override
+    public List<TableName> tables() {
+        return source.tables();
+    }
+
+    @Override
+    public void initialize(Connection connection) {
+        Sql.update(connection, "CREATE OR REPLACE TABLE " + stateTable() + " AS SELECT * EXCLUDE (" + NEGATIVES + ") FROM ("
+                + grouped(source.current(sourceColumns())) + ")");
+        if (!keys.isEmpty()) {
+            Sql.update(connection, "DELETE FROM " + stateTable() + " WHERE " + COUNT + " = 0");
+        }
+        writeRows(connection, stateTable() + " AS g", "1", "TRUE");
+    }
+
+    @Override
+    public void maintain(Connection connection, Set<TableName> changed) {
+        String state = stateTable();
+        Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + DELTA + " AS " + grouped(source.delta(sourceColumns(), changed)));
+        Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + OLD + " AS SELECT * FROM " + state + " AS g WHERE "
+                + touched("g"));
+        Sql.update(connection, "UPDATE " + state + " AS g SET " + merged() + " FROM " + DELTA + " AS d WHERE " + match("g", "d"));
+        if (!keys.isEmpty()) {
+            Sql.update(connection, "INSERT INTO " + state + " (" + String.join(", ", stateColumns()) + ") SELECT "
+                    + fresh() + " FROM " + DELTA + " AS d WHERE NOT EXISTS (SELECT 1 FROM " + state + " AS g WHERE "
+                    + match("g", "d") + ")");
+        }
+        recomputeExtremes(connection);
+        if (!keys.isEmpty()) {
+            Sql.update(connection, "DELETE FROM " + state + " WHERE " + COUNT + " = 0");
+        }
+        writeRows(connection, OLD + " AS g", "-1", "TRUE");
+        writeRows(connection, state + " AS g", "1", touched("g"));
+        Sql.update(connection, "DROP TABLE " + DELTA);
+        Sql.update(connection, "DROP TABLE " + OLD);
+    }
+
+    @Override
+    public void dropState(Connection connection) {
+        Sql.update(connection, "DROP TABLE IF EXISTS " + stateTable());
+    }
+
+    /** The source's rows reduced to what the state needs: keys k_j and aggregate arguments a_i. */
+    private List<String> sourceColumns() {
+        List<String> columns = new ArrayList<>();
+        for (int j = 0; j < keys.size(); j++) {
+            columns.add(keys.get(j) + " AS k" + j);
+        }
+        for (AggregateSlot slot : slots) {
+            slot.argument().ifPresent(argument -> columns.add(argument + " AS " + slot.argumentColumn()));
+        }
+        return columns;
+    }
+
+    private List<String> keyColumns() {
+        List<String> columns = new ArrayList<>();
+        for (int j = 0; j < keys.size(); j++) {
+            columns.add("k" + j);
+        }
+        return columns;
+    }
+
+    private List<String> stateColumns() {
+        List<String> columns = new ArrayList<>(keyColumns());
+        columns.add(COUNT);
+        for (AggregateSlot slot : slots) {
+            if (slot.keepsSum()) {
+                columns.add(slot.sum());
+            }
+            if (slot.keepsCount()) {
+                columns.add(slot.count());
+            }
+            if (slot.isExtreme()) {
+                columns.add(slot.extreme());
+            }
+        }
+        return columns;
+    }
+
+    /**
+     * Groups weighted rows into per-group changes. Every weight is +1 or -1 (a trigger writes one of those
+     * and a join term multiplies them), so a sum splits into the added and the removed arguments, which keeps
+     * DuckDB's own result type for SUM (HUGEINT for integers, DECIMAL(38,s), DOUBLE).
+     */
+    private String grouped(String weightedRows) {
+        String w = Source.WEIGHT;
+        List<String> columns = new ArrayList<>(keyColumns());
+        columns.add("coalesce(sum(" + w + "), 0) AS " + COUNT);
+        for (AggregateSlot slot : slots) {
+            String a = slot.argumentColumn();
+            if (slot.keepsSum()) {
+                columns.add("coalesce(sum(" + a + ") FILTER (WHERE " + w + " > 0), 0) - coalesce(sum(" + a
+                        + ") FILTER (WHERE " + w + " < 0), 0) AS " + slot.sum());
+            }
+            if (slot.keepsCount()) {
+                columns.add("coalesce(sum(CASE WHEN " + a + " IS NOT NULL THEN " + w + " ELSE 0 END), 0) AS " + slot.count());
+            }
+            if (slot.isExtreme()) {
+                columns.add(slot.extremeFunction() + "(" + a + ") FILTER (WHERE " + w + " > 0) AS " + slot.extreme());
+            }
+        }
+        columns.add("count(*) FILTER (WHERE " + w + " < 0) AS " + NEGATIVES);
+        String sql = "SELECT " + String.join(", ", columns) + " FROM (" + weightedRows + ") AS src";
+        return keys.isEmpty() ? sql : sql + " GROUP BY " + String.join(", ", keyColumns());
+    }
+
+    private String merged() {
+        List<String> sets = new ArrayList<>();
+        sets.add(COUNT + " = g." + COUNT + " + d." + COUNT);
+        for (AggregateSlot slot : slots) {
+            if (slot.keepsSum()) {
+                sets.add(slot.sum() + " = g." + slot.sum() + " + d." + slot.sum());
+            }
+            if (slot.keepsCount()) {
+                sets.add(slot.count() + " = g." + slot.count() + " + d." + slot.count());
+            }
+            if (slot.isExtreme()) {
+                // NULL marks a group a delete touched; recomputeExtremes fills it from the base tables.
+                sets.add(slot.extreme() + " = CASE WHEN d." + NEGATIVES + " = 0 THEN " + slot.extremeCombiner() + "(g."
+                        + slot.extreme() + ", d." + slot.extreme() + ") END");
+            }
+        }
+        return String.join(", ", sets);
+    }
+
+    private String fresh() {
+        List<String> values = new ArrayList<>();
+        for (String column : stateColumns()) {
+            boolean extreme = slots.stream().anyMatch(s -> s.isExtreme() && s.extreme().equals(column));
+            values.add(extreme ? "CASE WHEN d." + NEGATIVES + " = 0 THEN d." + column + " END" : "d." + column);
+        }
+        return String.join(", ", values);
+    }
+
+    private void recomputeExtremes(Connection connection) {
+        List<AggregateSlot> extremes = slots.stream().filter(AggregateSlot::isExtreme).toList();
+        if (extremes.isEmpty()) {
+            return;
+        }
+        List<String> columns = new ArrayList<>(keyColumns());
+        extremes.forEach(s -> columns.add(s.extremeFunction() + "(" + s.argumentColumn() + ") AS " + s.extreme()));
+        String deleted = "EXISTS (SELECT 1 FROM " + DELTA + " AS d WHERE d." + NEGATIVES + " > 0 AND " + match("src", "d") + ")";
+        String recomputed = "SELECT " + String.join(", ", columns) + " FROM (" + source.current(sourceColumns())
+                + ") AS src WHERE " + deleted + (keys.isEmpty() ? "" : " GROUP BY " + String.join(", ", keyColumns()));
+        String sets = extremes.stream().map(s -> s.extreme() + " = r." + s.extreme()).collect(Collectors.joining(", "));
+        Sql.update(connection, "UPDATE " + stateTable() + " AS g SET " + sets + " FROM (" + recomputed + ") AS r WHERE "
+                + match("g", "r") + " AND EXISTS (SELECT 1 FROM " + DELTA + " AS d WHERE d." + NEGATIVES + " > 0 AND "
+                + match("g", "d") + ")");
+    }
+
+    /** Writes the output rows of the groups in {@code from} with a weight, if they are visible. */
+    private void writeRows(Connection connection, String from, String weight, String filter) {
+        String visible = keys.isEmpty() ? "TRUE" : COUNT + " > 0";
+        if (having.isPresent()) {
+            visible = visible + " AND (" + having.get() + ")";
+        }
+        Sql.update(connection, "INSERT INTO " + ViewTable.OUTPUT + " SELECT " + String.join(", ", outputs) + ", " + weight
+                + " FROM " + from + " WHERE " + filter + " AND " + visible);
+    }
+
+    private String touched(String alias) {
+        return "EXISTS (SELECT 1 FROM " + DELTA + " AS d WHERE " + match(alias, "d") + ")";
+    }
+
+    private String match(String left, String right) {
+        if (keys.isEmpty()) {
+            return "TRUE";
+        }
+        List<String> terms = new ArrayList<>();
+        for (String key : keyColumns()) {
+            terms.add(left + "." + key + " IS NOT DISTINCT FROM " + right + "." + key);
+        }
+        return String.join(" AND ", terms);
+    }
+}

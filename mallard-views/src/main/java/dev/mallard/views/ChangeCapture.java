@@ -1,0 +1,45 @@
+package dev.mallard.views;
+
+import java.sql.Connection;
+
+/**
+ * Statement-level AFTER triggers that copy a base table's transition rows, with weight +1 (new) or -1 (old),
+ * into the table's delta log. They run in the writer's transaction, so a rollback leaves no delta behind and
+ * writers on any connection to the database (Mallard's or not) are captured. TRUNCATE fires the DELETE trigger.
+ */
+final class ChangeCapture {
+    private static final String[] EVENTS = {"insert", "update", "delete"};
+
+    private ChangeCapture() {}
+
+    static void track(Connection connection, TableName table) {
+        String delta = table.deltaTable();
+        String w = Source.WEIGHT;
+        Sql.update(connection, "CREATE TABLE IF NOT EXISTS " + delta + " AS SELECT *, 0::INTEGER AS " + w + " FROM "
+                + table.sql() + " LIMIT 0");
+        Sql.update(connection, "CREATE TRIGGER " + table.triggerName("insert") + " AFTER INSERT ON " + table.sql()
+                + " REFERENCING NEW TABLE AS mallard_new FOR EACH STATEMENT INSERT INTO " + delta
+                + " SELECT *, 1 FROM mallard_new");
+        Sql.update(connection, "CREATE TRIGGER " + table.triggerName("update") + " AFTER UPDATE ON " + table.sql()
+                + " REFERENCING NEW TABLE AS mallard_new OLD TABLE AS mallard_old FOR EACH STATEMENT INSERT INTO " + delta
+                + " SELECT *, -1 FROM mallard_old UNION ALL SELECT *, 1 FROM mallard_new");
+        Sql.update(connection, "CREATE TRIGGER " + table.triggerName("delete") + " AFTER DELETE ON " + table.sql()
+                + " REFERENCING OLD TABLE AS mallard_old FOR EACH STATEMENT INSERT INTO " + delta
+                + " SELECT *, -1 FROM mallard_old");
+    }
+
+    static void untrack(Connection connection, TableName table) {
+        for (String event : EVENTS) {
+            Sql.update(connection, "DROP TRIGGER IF EXISTS " + table.triggerName(event) + " ON " + table.sql());
+        }
+        Sql.update(connection, "DROP TABLE IF EXISTS " + table.deltaTable());
+    }
+
+    static long pending(Connection connection, TableName table) {
+        return Sql.count(connection, "SELECT count(*) FROM " + table.deltaTable());
+    }
+
+    static void clear(Connection connection, TableName table) {
+        Sql.update(connection, "DELETE FROM " + table.deltaTable());
+    }
+}

@@ -1,0 +1,347 @@
+package dev.mallard.views;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.mallard.core.error.ErrorCode;
+import dev.mallard.core.error.MallardException;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Pattern;
+import org.duckdb.DuckDBConnection;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Incremental materialized views on one DuckDB database. Each view is a real table of the database, readable
+ * by its name from any connection; triggers capture the changes of the tables it reads, and {@link #sync()}
+ * moves every view by those changes alone. The catalog and all state live in the database (schema
+ * {@code mallard_views}), so attaching to a reopened file restores the views.
+ *
+ * <p>It works on a connection of its own (a duplicate of the one given), so a sync commits on its own and
+ * sees only committed changes. Not thread-safe: one thread uses it at a time.
+ */
+public final class MaterializedViews implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(MaterializedViews.class);
+    private static final Pattern NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
+
+    private record MaintainedView(String name, String sql, DeltaProgram program, ViewTable table) {}
+
+    private final DuckDBConnection user;
+    private final DuckDBConnection connection;
+    private final ViewRegistry registry;
+    private final Catalog catalog;
+    private final ViewCompiler compiler;
+    private final Map<String, MaintainedView> views = new LinkedHashMap<>();
+    private long syncs;
+    private long deltaSyncs;
+    private long capturedRows;
+    private long viewRowsChanged;
+    private long refreshes;
+
+    private MaterializedViews(DuckDBConnection user, DuckDBConnection connection) {
+        this.user = user;
+        this.connection = connection;
+        this.registry = new ViewRegistry(connection);
+        this.catalog = new Catalog(connection);
+        this.compiler = new ViewCompiler(new SqlTree(connection), catalog, name -> views.containsKey(key(name)));
+    }
+
+    /** Views on the database of {@code connection}, restoring those its catalog already holds. */
+    public static MaterializedViews attach(DuckDBConnection connection) {
+        requireNonNull(connection, "connection is null");
+        DuckDBConnection own;
+        try {
+            own = (DuckDBConnection) connection.duplicate();
+        } catch (SQLException e) {
+            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot open a DuckDB session for views: " + e.getMessage(), e);
+        }
+        MaterializedViews attached = new MaterializedViews(connection, own);
+        try {
+            attached.restore();
+        } catch (RuntimeException e) {
+            attached.close();
+            throw e;
+        }
+        return attached;
+    }
+
+    private void restore() {
+        registry.ensure();
+        for (ViewRegistry.Entry entry : registry.views()) {
+            DeltaProgram program = compiler.compile(entry.name(), entry.sql());
+            views.put(key(entry.name()), new MaintainedView(entry.name(), entry.sql(), program,
+                    new ViewTable(entry.name(), viewColumns(entry.name()))));
+        }
+        LOG.info("views attached views={}", views.size());
+    }
+
+    /** The connection the views were attached to, on which the SQL front door runs other statements. */
+    public DuckDBConnection connection() {
+        return user;
+    }
+
+    public void createView(String name, String sql) {
+        create(name, sql, false);
+    }
+
+    /** Creates the view, replacing a materialized view of the same name if there is one. */
+    public void createOrReplaceView(String name, String sql) {
+        create(name, sql, true);
+    }
+
+    private void create(String name, String sql, boolean replace) {
+        requireNonNull(sql, "sql is null");
+        checkName(name);
+        String query = stripSemicolon(sql);
+        MaintainedView existing = views.get(key(name));
+        if (existing == null && catalog.relationExists(name) || existing != null && !replace) {
+            throw new MallardException(ErrorCode.USER_VIEW_EXISTS, "a table or view named " + name
+                    + " already exists; pick another name" + (existing != null ? " or use CREATE OR REPLACE" : ""));
+        }
+        checkBinds(name, query);
+        DeltaProgram program = compiler.compile(name, query);
+        transaction(() -> {
+            syncInTransaction();
+            if (existing != null) {
+                dropInTransaction(existing);
+            }
+            Set<TableName> tracked = registry.tracked();
+            for (TableName table : program.tables()) {
+                if (!tracked.contains(table)) {
+                    ChangeCapture.track(connection, table);
+                    registry.track(table);
+                }
+            }
+            Sql.update(connection, "CREATE TABLE " + Sql.quote(name) + " AS SELECT * FROM (" + query + ") AS q LIMIT 0");
+            ViewTable table = new ViewTable(name, viewColumns(name));
+            table.prepareOutput(connection);
+            program.initialize(connection);
+            table.apply(connection);
+            // Runs the delta program once over the empty logs, so SQL it cannot run fails here and not in a sync.
+            table.prepareOutput(connection);
+            program.maintain(connection, Set.copyOf(program.tables()));
+            table.apply(connection);
+            table.dropScratch(connection);
+            registry.add(name, query);
+            views.put(key(name), new MaintainedView(name, query, program, table));
+        });
+        LOG.info("materialized view created view={} program={} tables={}", name,
+                program.getClass().getSimpleName(), program.tables());
+    }
+
+    public void dropView(String name) {
+        MaintainedView view = views.get(key(name));
+        if (view == null) {
+            throw new MallardException(ErrorCode.USER_VIEW_NOT_FOUND, "no materialized view named " + name
+                    + "; list them with SELECT name FROM mallard_views.views");
+        }
+        transaction(() -> dropInTransaction(view));
+        LOG.info("materialized view dropped view={}", name);
+    }
+
+    /** Drops the view if it exists; returns whether it did. */
+    public boolean dropViewIfExists(String name) {
+        if (!views.containsKey(key(name))) {
+            return false;
+        }
+        dropView(name);
+        return true;
+    }
+
+    private void dropInTransaction(MaintainedView view) {
+        Sql.update(connection, "DROP TABLE IF EXISTS " + view.table().relation());
+        view.program().dropState(connection);
+        registry.remove(view.name());
+        views.remove(key(view.name()));
+        Set<TableName> stillRead = new HashSet<>();
+        views.values().forEach(v -> stillRead.addAll(v.program().tables()));
+        for (TableName table : registry.tracked()) {
+            if (!stillRead.contains(table)) {
+                ChangeCapture.untrack(connection, table);
+                registry.untrack(table);
+            }
+        }
+    }
+
+    /** Recomputes the view from its tables (the safety net for changes the triggers could not see). */
+    public void refresh(String name) {
+        MaintainedView view = views.get(key(name));
+        if (view == null) {
+            throw new MallardException(ErrorCode.USER_VIEW_NOT_FOUND, "no materialized view named " + name);
+        }
+        transaction(() -> {
+            syncInTransaction();
+            Sql.update(connection, "DELETE FROM " + view.table().relation());
+            view.program().dropState(connection);
+            view.table().prepareOutput(connection);
+            view.program().initialize(connection);
+            view.table().apply(connection);
+            view.table().dropScratch(connection);
+        });
+        refreshes++;
+    }
+
+    /**
+     * Applies every change captured since the last sync to every view, in one transaction, and clears the
+     * delta logs. Returns how many view rows were deleted plus inserted.
+     */
+    public long sync() {
+        long[] changed = new long[1];
+        transaction(() -> changed[0] = syncInTransaction());
+        return changed[0];
+    }
+
+    private long syncInTransaction() {
+        syncs++;
+        Set<TableName> changed = new HashSet<>();
+        long captured = 0;
+        for (TableName table : registry.tracked()) {
+            long pending = ChangeCapture.pending(connection, table);
+            if (pending > 0) {
+                changed.add(table);
+                captured += pending;
+            }
+        }
+        if (changed.isEmpty()) {
+            return 0;
+        }
+        long rows = 0;
+        for (MaintainedView view : views.values()) {
+            Set<TableName> touched = new HashSet<>(view.program().tables());
+            touched.retainAll(changed);
+            if (touched.isEmpty()) {
+                continue;
+            }
+            view.table().prepareOutput(connection);
+            view.program().maintain(connection, touched);
+            rows += view.table().apply(connection);
+            view.table().dropScratch(connection);
+        }
+        for (TableName table : changed) {
+            ChangeCapture.clear(connection, table);
+        }
+        deltaSyncs++;
+        capturedRows += captured;
+        viewRowsChanged += rows;
+        LOG.debug("views synced captured_rows={} view_rows_changed={}", captured, rows);
+        return rows;
+    }
+
+    /** Syncs, then reads the view on the attached connection; closing the result closes its statement. */
+    public ResultSet query(String name) {
+        if (!views.containsKey(key(name))) {
+            throw new MallardException(ErrorCode.USER_VIEW_NOT_FOUND, "no materialized view named " + name);
+        }
+        sync();
+        try {
+            Statement statement = user.createStatement();
+            statement.closeOnCompletion();
+            return statement.executeQuery("SELECT * FROM " + Sql.quote(views.get(key(name)).name()));
+        } catch (SQLException e) {
+            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "reading materialized view " + name
+                    + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    /** The views' names in creation order. */
+    public List<String> names() {
+        List<String> names = new ArrayList<>();
+        views.values().forEach(v -> names.add(v.name()));
+        return names;
+    }
+
+    /** The query a view was created with. */
+    public String definition(String name) {
+        MaintainedView view = views.get(key(name));
+        if (view == null) {
+            throw new MallardException(ErrorCode.USER_VIEW_NOT_FOUND, "no materialized view named " + name);
+        }
+        return view.sql();
+    }
+
+    public ViewStats stats() {
+        long pending = 0;
+        Set<TableName> tracked = registry.tracked();
+        for (TableName table : tracked) {
+            pending += ChangeCapture.pending(connection, table);
+        }
+        return new ViewStats(views.size(), tracked.size(), pending, syncs, deltaSyncs, capturedRows, viewRowsChanged, refreshes);
+    }
+
+    @Override
+    public void close() {
+        try {
+            connection.close();
+        } catch (SQLException e) {
+            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "closing the views' DuckDB session failed: " + e.getMessage(), e);
+        }
+    }
+
+    private void checkName(String name) {
+        requireNonNull(name, "name is null");
+        if (!NAME.matcher(name).matches()) {
+            throw new MallardException(ErrorCode.USER_SQL_INVALID, "materialized view name " + name
+                    + " must be a plain identifier (letters, digits, underscores) in the current schema");
+        }
+    }
+
+    private void checkBinds(String name, String query) {
+        try (Statement statement = connection.createStatement()) {
+            statement.execute("DESCRIBE " + query);
+        } catch (SQLException e) {
+            throw new MallardException(ErrorCode.USER_SQL_INVALID, "materialized view " + name + ": the query does not run: "
+                    + e.getMessage(), e);
+        }
+    }
+
+    private List<String> viewColumns(String name) {
+        return Sql.strings(connection, "SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() "
+                + "AND schema_name = current_schema() AND lower(table_name) = lower(?) ORDER BY column_index", name);
+    }
+
+    private void transaction(Runnable work) {
+        Sql.update(connection, "BEGIN TRANSACTION");
+        try {
+            work.run();
+            Sql.update(connection, "COMMIT");
+        } catch (RuntimeException e) {
+            try (Statement statement = connection.createStatement()) {
+                statement.execute("ROLLBACK");
+            } catch (SQLException rollback) {
+                e.addSuppressed(rollback);
+            }
+            reload();
+            throw e;
+        }
+    }
+
+    /** After a rollback the in-memory map may be ahead of the catalog; the catalog is the truth. */
+    private void reload() {
+        views.clear();
+        for (ViewRegistry.Entry entry : registry.views()) {
+            DeltaProgram program = compiler.compile(entry.name(), entry.sql());
+            views.put(key(entry.name()), new MaintainedView(entry.name(), entry.sql(), program,
+                    new ViewTable(entry.name(), viewColumns(entry.name()))));
+        }
+    }
+
+    private static String key(String name) {
+        return name.toLowerCase(Locale.ROOT);
+    }
+
+    private static String stripSemicolon(String sql) {
+        String trimmed = sql.strip();
+        while (trimmed.endsWith(";")) {
+            trimmed = trimmed.substring(0, trimmed.length() - 1).strip();
+        }
+        return trimmed;
+    }
+}

@@ -1,0 +1,405 @@
+package dev.mallard.views;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.mallard.core.error.ErrorCode;
+import dev.mallard.core.error.MallardException;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Predicate;
+
+/**
+ * Reads a view's query from DuckDB's parse tree and compiles it into a {@link DeltaProgram}, or refuses it
+ * naming the operator it cannot maintain. The families it maintains: projection and filter with any
+ * deterministic scalar expression over inner joins (any ON condition) of base tables, and GROUP BY or global
+ * aggregates with SUM, COUNT, COUNT(*), AVG, MIN and MAX, expressions over them and HAVING.
+ */
+final class ViewCompiler {
+    private final SqlTree tree;
+    private final Catalog catalog;
+    private final Predicate<String> isMaterializedView;
+
+    ViewCompiler(SqlTree tree, Catalog catalog, Predicate<String> isMaterializedView) {
+        this.tree = tree;
+        this.catalog = catalog;
+        this.isMaterializedView = isMaterializedView;
+    }
+
+    DeltaProgram compile(String view, String sql) {
+        JsonNode node = tree.parseQuery(sql);
+        return new Compilation(view).compile(node);
+    }
+
+    private final class Compilation {
+        private final String view;
+        private final List<Object> fromParts = new ArrayList<>();
+        private final List<TableOccurrence> occurrences = new ArrayList<>();
+
+        Compilation(String view) {
+            this.view = view;
+        }
+
+        DeltaProgram compile(JsonNode node) {
+            checkQueryShape(node);
+            JsonNode fromTable = node.path("from_table");
+            from(fromTable);
+            Optional<String> where = Optional.empty();
+            if (present(node.path("where_clause"))) {
+                inspect(node.path("where_clause"), false);
+                where = Optional.of(tree.print(node.path("where_clause")));
+            }
+            Source source = new Source(fromParts, occurrences, where);
+            List<JsonNode> select = expandStars(node.path("select_list"));
+            List<JsonNode> groups = new ArrayList<>();
+            node.path("group_expressions").forEach(groups::add);
+            JsonNode having = node.path("having");
+            boolean aggregated = !groups.isEmpty() || present(having)
+                    || select.stream().anyMatch(this::containsAggregate);
+            if (!aggregated) {
+                List<String> outputs = new ArrayList<>();
+                for (JsonNode expression : select) {
+                    inspect(expression, false);
+                    outputs.add(tree.print(expression));
+                }
+                return new ProjectionProgram(source, outputs);
+            }
+            return aggregate(source, node, select, groups, having);
+        }
+
+        private DeltaProgram aggregate(Source source, JsonNode node, List<JsonNode> select, List<JsonNode> groups,
+                JsonNode having) {
+            JsonNode sets = node.path("group_sets");
+            if (sets.size() > 1 || (sets.size() == 1 && sets.get(0).size() != groups.size())) {
+                throw Refusal.unsupported(view, "GROUPING SETS, ROLLUP or CUBE",
+                        "create one materialized view per grouping and combine them when reading");
+            }
+            List<String> keys = new ArrayList<>();
+            List<JsonNode> keyShapes = new ArrayList<>();
+            for (JsonNode group : groups) {
+                if ("CONSTANT".equals(group.path("class").asText())) {
+                    throw Refusal.unsupported(view, "GROUP BY a position or a constant",
+                            "write the grouping expression itself in GROUP BY");
+                }
+                inspect(group, false);
+                keys.add(tree.print(group));
+                keyShapes.add(SqlTree.shape(group));
+            }
+            Slots slots = new Slots();
+            List<String> outputs = new ArrayList<>();
+            for (JsonNode expression : select) {
+                outputs.add(tree.print(overState(expression, keyShapes, slots)));
+            }
+            Optional<String> havingSql = present(having)
+                    ? Optional.of(tree.print(overState(having, keyShapes, slots)))
+                    : Optional.empty();
+            return new AggregateProgram(view, source, keys, slots.all, outputs, havingSql);
+        }
+
+        /** The expression with grouping expressions and aggregate calls replaced by state columns. */
+        private JsonNode overState(JsonNode node, List<JsonNode> keyShapes, Slots slots) {
+            if (node.has("class")) {
+                int key = keyShapes.indexOf(SqlTree.shape(node));
+                if (key >= 0) {
+                    return tree.parseExpression("k" + key);
+                }
+                String type = node.path("class").asText();
+                if ("FUNCTION".equals(type) && catalog.isAggregate(node.path("function_name").asText())) {
+                    return tree.parseExpression(slots.slot(node).output());
+                }
+                if ("COLUMN_REF".equals(type)) {
+                    throw new MallardException(ErrorCode.USER_SQL_INVALID, "materialized view " + view + ": column "
+                            + tree.print(node) + " is neither inside an aggregate nor written exactly as in GROUP BY");
+                }
+                checkScalar(node);
+            }
+            if (node.isObject()) {
+                ObjectNode copy = ((ObjectNode) node).deepCopy();
+                Iterator<Map.Entry<String, JsonNode>> fields = node.fields();
+                while (fields.hasNext()) {
+                    Map.Entry<String, JsonNode> field = fields.next();
+                    if (field.getValue().isContainerNode()) {
+                        copy.set(field.getKey(), overState(field.getValue(), keyShapes, slots));
+                    }
+                }
+                return copy;
+            }
+            if (node.isArray()) {
+                ArrayNode copy = JsonNodeFactory.instance.arrayNode();
+                node.forEach(element -> copy.add(overState(element, keyShapes, slots)));
+                return copy;
+            }
+            return node;
+        }
+
+        private final class Slots {
+            private final List<AggregateSlot> all = new ArrayList<>();
+
+            AggregateSlot slot(JsonNode call) {
+                String name = call.path("function_name").asText().toLowerCase(Locale.ROOT);
+                if (call.path("distinct").asBoolean(false)) {
+                    throw Refusal.unsupported(view, name + "(DISTINCT ...)",
+                            "group by the argument in the view and aggregate the distinct values when reading it");
+                }
+                if (present(call.path("filter"))) {
+                    throw Refusal.unsupported(view, name + "(...) FILTER (WHERE ...)",
+                            "move the condition into the argument, e.g. sum(CASE WHEN condition THEN x END)");
+                }
+                if (call.path("order_bys").path("orders").size() > 0) {
+                    throw Refusal.unsupported(view, name + "(... ORDER BY ...)", "drop the ORDER BY inside the aggregate");
+                }
+                List<JsonNode> arguments = arguments(call);
+                AggregateSlot.Kind kind = switch (name) {
+                    case "sum" -> AggregateSlot.Kind.SUM;
+                    case "count_star" -> AggregateSlot.Kind.COUNT_STAR;
+                    case "count" -> arguments.isEmpty() ? AggregateSlot.Kind.COUNT_STAR : AggregateSlot.Kind.COUNT;
+                    case "avg", "mean" -> AggregateSlot.Kind.AVG;
+                    case "min" -> AggregateSlot.Kind.MIN;
+                    case "max" -> AggregateSlot.Kind.MAX;
+                    default -> throw Refusal.unsupported(view, "the aggregate " + name + "()",
+                            "the maintained aggregates are SUM, COUNT, COUNT(*), AVG, MIN and MAX; compute "
+                                    + name + "() in the query that reads the view, or in a plain DuckDB view");
+                };
+                if (arguments.size() > (kind == AggregateSlot.Kind.COUNT_STAR ? 0 : 1)) {
+                    throw Refusal.unsupported(view, name + "() with " + arguments.size() + " arguments",
+                            "use the one-argument form");
+                }
+                Optional<String> argument = Optional.empty();
+                if (!arguments.isEmpty()) {
+                    inspect(arguments.get(0), false);
+                    argument = Optional.of(tree.print(arguments.get(0)));
+                }
+                for (AggregateSlot slot : all) {
+                    if (slot.kind() == kind && slot.argument().equals(argument)) {
+                        return slot;
+                    }
+                }
+                AggregateSlot slot = new AggregateSlot(kind, argument, all.size());
+                all.add(slot);
+                return slot;
+            }
+        }
+
+        private void checkQueryShape(JsonNode node) {
+            String type = node.path("type").asText();
+            if ("SET_OPERATION_NODE".equals(type)) {
+                throw Refusal.unsupported(view, node.path("setop_type").asText("a set operation").replace('_', ' '),
+                        "create one materialized view per branch and combine them when reading");
+            }
+            if (!"SELECT_NODE".equals(type)) {
+                throw Refusal.unsupported(view, "a " + type.toLowerCase(Locale.ROOT).replace('_', ' ') + " query",
+                        "write the view as one SELECT over tables");
+            }
+            if (node.path("cte_map").path("map").size() > 0) {
+                throw Refusal.unsupported(view, "WITH (a common table expression)",
+                        "write the view as one SELECT with joins over base tables");
+            }
+            for (JsonNode modifier : node.path("modifiers")) {
+                switch (modifier.path("type").asText()) {
+                    case "DISTINCT_MODIFIER" -> throw Refusal.unsupported(view, "SELECT DISTINCT",
+                            "GROUP BY the selected expressions instead, which is maintained");
+                    case "ORDER_MODIFIER" -> throw Refusal.unsupported(view, "ORDER BY",
+                            "a view is an unordered bag of rows; order in the query that reads it");
+                    default -> throw Refusal.unsupported(view, "LIMIT or OFFSET",
+                            "apply the LIMIT in the query that reads the view");
+                }
+            }
+            if (present(node.path("qualify"))) {
+                throw Refusal.unsupported(view, "QUALIFY", "filter in the query that reads the view");
+            }
+            if (present(node.path("sample"))) {
+                throw Refusal.unsupported(view, "USING SAMPLE", "sample in the query that reads the view");
+            }
+            if (!"STANDARD_HANDLING".equals(node.path("aggregate_handling").asText("STANDARD_HANDLING"))) {
+                throw Refusal.unsupported(view, "GROUP BY ALL", "list the grouping expressions in GROUP BY");
+            }
+        }
+
+        private void from(JsonNode table) {
+            String type = table.path("type").asText();
+            switch (type) {
+                case "BASE_TABLE" -> baseTable(table);
+                case "JOIN" -> join(table);
+                case "SUBQUERY" -> throw Refusal.unsupported(view, "a subquery in FROM",
+                        "join the base tables directly in the view's SELECT");
+                case "TABLE_FUNCTION" -> throw Refusal.unsupported(view, "a table function in FROM",
+                        "load its rows into a table and define the view over that table");
+                case "EMPTY", "EMPTY_FROM" -> throw Refusal.unsupported(view, "a query without FROM",
+                        "a materialized view must read at least one table");
+                default -> throw Refusal.unsupported(view, "a " + type.toLowerCase(Locale.ROOT).replace('_', ' ')
+                        + " in FROM", "define the view over base tables");
+            }
+        }
+
+        private void join(JsonNode join) {
+            String joinType = join.path("join_type").asText();
+            String refType = join.path("ref_type").asText();
+            boolean cross = "CROSS".equals(refType);
+            if (!"INNER".equals(joinType) || !("REGULAR".equals(refType) || cross)) {
+                String what = cross || "REGULAR".equals(refType) ? joinType + " JOIN" : refType + " JOIN";
+                throw Refusal.unsupported(view, "a " + what,
+                        "inner joins (JOIN ... ON, comma joins, CROSS JOIN) are maintained; outer, semi, anti, "
+                                + "natural, ASOF, positional and lateral joins are not yet");
+            }
+            if (join.path("using_columns").size() > 0) {
+                throw Refusal.unsupported(view, "JOIN ... USING", "write the join condition with ON a.x = b.x");
+            }
+            fromParts.add("(");
+            from(join.path("left"));
+            boolean conditioned = present(join.path("condition"));
+            fromParts.add(conditioned ? " JOIN " : " CROSS JOIN ");
+            from(join.path("right"));
+            if (conditioned) {
+                inspect(join.path("condition"), false);
+                fromParts.add(" ON " + tree.print(join.path("condition")));
+            }
+            fromParts.add(")");
+        }
+
+        private void baseTable(JsonNode table) {
+            String written = table.path("table_name").asText();
+            if (present(table.path("sample")) || present(table.path("at_clause"))) {
+                throw Refusal.unsupported(view, "TABLESAMPLE or AT (time travel) on " + written, "read the table plainly");
+            }
+            if (table.path("column_name_alias").size() > 0) {
+                throw Refusal.unsupported(view, "column aliases on the table " + written,
+                        "alias the columns in the SELECT list instead");
+            }
+            String database = table.path("catalog_name").asText("");
+            if (!database.isEmpty() && !database.equalsIgnoreCase(catalog.currentDatabase())) {
+                throw Refusal.unsupported(view, "the table " + database + "." + written + " of an ATTACHed database",
+                        "define the view over tables of the database the view lives in");
+            }
+            String schema = table.path("schema_name").asText("");
+            if (schema.isEmpty()) {
+                schema = catalog.currentSchema();
+            }
+            if (schema.equalsIgnoreCase(TableName.VIEWS_SCHEMA)) {
+                throw Refusal.unsupported(view, "Mallard's own table " + written, "define the view over your tables");
+            }
+            if (isMaterializedView.test(written) && schema.equalsIgnoreCase(catalog.currentSchema())) {
+                throw Refusal.unsupported(view, "a materialized view (" + written + ") as a source",
+                        "define the view over the base tables that " + written + " reads");
+            }
+            String finalSchema = schema;
+            TableName name = catalog.table(schema, written).orElseThrow(() -> catalog.isView(finalSchema, written)
+                    ? Refusal.unsupported(view, "the DuckDB view " + written + " as a source",
+                            "define the materialized view over the tables the view reads")
+                    : new MallardException(ErrorCode.USER_SQL_INVALID, "materialized view " + view
+                            + ": no table " + finalSchema + "." + written + " (temporary tables cannot be sources)"));
+            List<String> columns = catalog.columns(name);
+            if (columns.stream().anyMatch(c -> c.equalsIgnoreCase(Source.WEIGHT))) {
+                throw Refusal.unsupported(view, "the column " + Source.WEIGHT + " of " + name,
+                        "rename it: Mallard's delta logs use that name for the weight");
+            }
+            String alias = table.path("alias").asText("");
+            fromParts.add(occurrences.size());
+            occurrences.add(new TableOccurrence(name, alias.isEmpty() ? written : alias, columns));
+        }
+
+        private List<JsonNode> expandStars(JsonNode selectList) {
+            List<JsonNode> expanded = new ArrayList<>();
+            for (JsonNode expression : selectList) {
+                if (!"STAR".equals(expression.path("class").asText())) {
+                    expanded.add(expression);
+                    continue;
+                }
+                if (expression.path("exclude_list").size() > 0 || expression.path("replace_list").size() > 0
+                        || expression.path("columns").asBoolean(false) || present(expression.path("expr"))
+                        || expression.path("rename_list").size() > 0) {
+                    throw Refusal.unsupported(view, "* EXCLUDE/REPLACE/RENAME or COLUMNS(...)",
+                            "list the columns in the SELECT");
+                }
+                String relation = expression.path("relation_name").asText("");
+                boolean matched = false;
+                for (TableOccurrence occurrence : occurrences) {
+                    if (relation.isEmpty() || relation.equalsIgnoreCase(occurrence.alias())) {
+                        matched = true;
+                        for (String column : occurrence.columns()) {
+                            expanded.add(tree.parseExpression(Sql.quote(occurrence.alias()) + "." + Sql.quote(column)));
+                        }
+                    }
+                }
+                if (!matched) {
+                    throw new MallardException(ErrorCode.USER_SQL_INVALID,
+                            "materialized view " + view + ": no table " + relation + " in FROM for " + relation + ".*");
+                }
+            }
+            return expanded;
+        }
+
+        private boolean containsAggregate(JsonNode node) {
+            if (node.has("class") && "FUNCTION".equals(node.path("class").asText())
+                    && catalog.isAggregate(node.path("function_name").asText())) {
+                return true;
+            }
+            for (JsonNode child : node) {
+                if (child.isContainerNode() && containsAggregate(child)) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        /** Refuses what no family maintains anywhere in an expression; aggregates only where allowed. */
+        private void inspect(JsonNode node, boolean aggregatesAllowed) {
+            if (node.has("class")) {
+                if (!aggregatesAllowed && "FUNCTION".equals(node.path("class").asText())
+                        && catalog.isAggregate(node.path("function_name").asText())) {
+                    throw new MallardException(ErrorCode.USER_SQL_INVALID, "materialized view " + view
+                            + ": the aggregate " + node.path("function_name").asText() + "() cannot appear here");
+                }
+                checkScalar(node);
+            }
+            for (JsonNode child : node) {
+                if (child.isContainerNode()) {
+                    inspect(child, aggregatesAllowed);
+                }
+            }
+        }
+
+        private void checkScalar(JsonNode node) {
+            String type = node.path("class").asText();
+            switch (type) {
+                case "SUBQUERY" -> throw Refusal.unsupported(view, "a subquery (IN, EXISTS or scalar)",
+                        "rewrite it as an inner join with the table it reads");
+                case "WINDOW" -> throw Refusal.unsupported(view, "the window function "
+                        + node.path("function_name").asText().toLowerCase(Locale.ROOT) + "() OVER (...)",
+                        "compute the window in the query that reads the view");
+                case "PARAMETER" -> throw Refusal.unsupported(view, "a prepared-statement parameter",
+                        "write the value into the view's SQL");
+                case "STAR", "COLUMNS" -> throw Refusal.unsupported(view, "* or COLUMNS(...) inside an expression",
+                        "list the columns");
+                case "FUNCTION" -> {
+                    String function = node.path("function_name").asText();
+                    if (catalog.isUnstable(function)) {
+                        throw Refusal.unsupported(view, "the function " + function + "()",
+                                "its value changes from call to call (or with the clock), so a view kept current by its "
+                                        + "tables' changes would go stale; apply it in the query that reads the view");
+                    }
+                }
+                default -> {
+                    // Constants, column references, operators, CASE, CAST, comparisons: deterministic row-wise.
+                }
+            }
+        }
+
+        private List<JsonNode> arguments(JsonNode call) {
+            List<JsonNode> arguments = new ArrayList<>();
+            JsonNode list = call.has("arguments") ? call.path("arguments") : call.path("children");
+            for (JsonNode argument : list) {
+                arguments.add(argument.has("expression") && !argument.has("class") ? argument.path("expression") : argument);
+            }
+            return arguments;
+        }
+    }
+
+    private static boolean present(JsonNode node) {
+        return !node.isMissingNode() && !node.isNull();
+    }
+}
