@@ -178,7 +178,8 @@ public final class MaterializedViews implements AutoCloseable {
             throw new MallardException(ErrorCode.USER_VIEW_NOT_FOUND, "no materialized view named " + name);
         }
         transaction(() -> {
-            syncInTransaction();
+            // The view itself is rebuilt from the tables, so its share of the captured changes is not applied.
+            syncInTransaction(Set.of(key(name)));
             Sql.update(connection, "DELETE FROM " + view.table().relation());
             view.program().dropState(connection);
             view.table().prepareOutput(connection);
@@ -200,6 +201,10 @@ public final class MaterializedViews implements AutoCloseable {
     }
 
     private long syncInTransaction() {
+        return syncInTransaction(Set.of());
+    }
+
+    private long syncInTransaction(Set<String> rebuilt) {
         syncs++;
         Set<TableName> changed = new HashSet<>();
         long captured = 0;
@@ -217,7 +222,7 @@ public final class MaterializedViews implements AutoCloseable {
         for (MaintainedView view : views.values()) {
             Set<TableName> touched = new HashSet<>(view.program().tables());
             touched.retainAll(changed);
-            if (touched.isEmpty()) {
+            if (touched.isEmpty() || rebuilt.contains(key(view.name()))) {
                 continue;
             }
             view.table().prepareOutput(connection);
