@@ -83,6 +83,16 @@ public final class MaterializedViews implements AutoCloseable {
         LOG.info("views attached views={}", views.size());
     }
 
+    /**
+     * Registers {@code dbsp_sync()}, {@code dbsp_create_view(name, sql)}, {@code dbsp_drop_view(name)} and
+     * {@code dbsp_stats()} as DuckDB functions, callable from any connection to this database. DuckDB keeps
+     * them for the life of the database instance, so call this once per database.
+     */
+    public MaterializedViews registerFunctions() {
+        SqlFunctions.register(this);
+        return this;
+    }
+
     /** The connection the views were attached to, on which the SQL front door runs other statements. */
     public DuckDBConnection connection() {
         return user;

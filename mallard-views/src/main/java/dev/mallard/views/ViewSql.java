@@ -150,19 +150,10 @@ public final class ViewSql {
 
     private static String statsQuery(ViewStats stats) {
         List<String> rows = new ArrayList<>();
-        rows.add(row("views", stats.views(), "materialized views in the database"));
-        rows.add(row("tracked_tables", stats.trackedTables(), "base tables with capture triggers"));
-        rows.add(row("pending_rows", stats.pendingRows(), "captured delta rows not yet applied"));
-        rows.add(row("syncs", stats.syncs(), "syncs run since attach"));
-        rows.add(row("trigger_syncs", stats.deltaSyncs(), "syncs that applied captured rows"));
-        rows.add(row("trigger_rows", stats.capturedRows(), "captured delta rows applied since attach"));
-        rows.add(row("view_rows_changed", stats.viewRowsChanged(), "view rows deleted plus inserted since attach"));
-        rows.add(row("refreshes", stats.refreshes(), "full recomputes since attach"));
+        for (SqlFunctions.Metric metric : SqlFunctions.metrics(stats)) {
+            rows.add("(" + Sql.literal(metric.name()) + ", " + metric.value() + "::BIGINT, " + Sql.literal(metric.detail()) + ")");
+        }
         return "SELECT * FROM (VALUES " + String.join(", ", rows) + ") AS dbsp_stats(metric, value, detail)";
-    }
-
-    private static String row(String metric, long value, String detail) {
-        return "(" + Sql.literal(metric) + ", " + value + "::BIGINT, " + Sql.literal(detail) + ")";
     }
 
     private static String name(String written) {
