@@ -37,6 +37,10 @@ record AggregateProgram(String view, Source source, List<String> keys, List<Aggr
     }
 
     String stateTable() {
+        return stateTable(view);
+    }
+
+    static String stateTable(String view) {
         return TableName.VIEWS_SCHEMA + "." + Sql.quote("state$" + view);
     }
 

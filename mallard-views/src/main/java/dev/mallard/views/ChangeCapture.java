@@ -1,6 +1,8 @@
 package dev.mallard.views;
 
 import java.sql.Connection;
+import java.util.List;
+import java.util.stream.Collectors;
 
 /**
  * Statement-level AFTER triggers that copy a base table's transition rows, with weight +1 (new) or -1 (old),
@@ -12,24 +14,30 @@ final class ChangeCapture {
 
     private ChangeCapture() {}
 
-    static void track(Connection connection, TableName table) {
+    /**
+     * Creates the delta log and the triggers. The columns are named, not {@code *}, so a column added to the
+     * table later does not break its writers (DuckDB refuses to rename or drop a column a trigger reads).
+     */
+    static void track(Connection connection, TableName table, List<String> columns) {
         String delta = table.deltaTable();
         String w = Source.WEIGHT;
-        Sql.update(connection, "CREATE TABLE IF NOT EXISTS " + delta + " AS SELECT *, 0::INTEGER AS " + w + " FROM "
-                + table.sql() + " LIMIT 0");
+        String list = columns.stream().map(Sql::quote).collect(Collectors.joining(", "));
+        Sql.update(connection, "CREATE TABLE IF NOT EXISTS " + delta + " AS SELECT " + list + ", 0::INTEGER AS " + w
+                + " FROM " + table.sql() + " LIMIT 0");
         Sql.update(connection, "CREATE TRIGGER " + table.triggerName("insert") + " AFTER INSERT ON " + table.sql()
                 + " REFERENCING NEW TABLE AS mallard_new FOR EACH STATEMENT INSERT INTO " + delta
-                + " SELECT *, 1 FROM mallard_new");
+                + " SELECT " + list + ", 1 FROM mallard_new");
         Sql.update(connection, "CREATE TRIGGER " + table.triggerName("update") + " AFTER UPDATE ON " + table.sql()
                 + " REFERENCING NEW TABLE AS mallard_new OLD TABLE AS mallard_old FOR EACH STATEMENT INSERT INTO " + delta
-                + " SELECT *, -1 FROM mallard_old UNION ALL SELECT *, 1 FROM mallard_new");
+                + " SELECT " + list + ", -1 FROM mallard_old UNION ALL SELECT " + list + ", 1 FROM mallard_new");
         Sql.update(connection, "CREATE TRIGGER " + table.triggerName("delete") + " AFTER DELETE ON " + table.sql()
                 + " REFERENCING OLD TABLE AS mallard_old FOR EACH STATEMENT INSERT INTO " + delta
-                + " SELECT *, -1 FROM mallard_old");
+                + " SELECT " + list + ", -1 FROM mallard_old");
     }
 
-    static void untrack(Connection connection, TableName table) {
-        for (String event : EVENTS) {
+    /** Drops the triggers (if the table still exists: dropping a table drops its triggers) and the delta log. */
+    static void untrack(Connection connection, TableName table, boolean tableExists) {
+        for (String event : tableExists ? EVENTS : new String[0]) {
             Sql.update(connection, "DROP TRIGGER IF EXISTS " + table.triggerName(event) + " ON " + table.sql());
         }
         Sql.update(connection, "DROP TABLE IF EXISTS " + table.deltaTable());

@@ -11,6 +11,9 @@ import java.util.Set;
 sealed interface DeltaProgram permits ProjectionProgram, AggregateProgram {
     List<TableName> tables();
 
+    /** The view's columns as SQL, one per view table column. */
+    List<String> outputs();
+
     /** Builds the program's state from the tables' current contents and writes every view row with weight +1. */
     void initialize(Connection connection);
 

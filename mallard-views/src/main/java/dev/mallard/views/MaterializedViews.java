@@ -40,6 +40,7 @@ public final class MaterializedViews implements AutoCloseable {
     private final Catalog catalog;
     private final ViewCompiler compiler;
     private final Map<String, MaintainedView> views = new LinkedHashMap<>();
+    private final Map<String, String> broken = new LinkedHashMap<>();
     private long syncs;
     private long deltaSyncs;
     private long capturedRows;
@@ -75,12 +76,8 @@ public final class MaterializedViews implements AutoCloseable {
 
     private void restore() {
         registry.ensure();
-        for (ViewRegistry.Entry entry : registry.views()) {
-            DeltaProgram program = compiler.compile(entry.name(), entry.sql());
-            views.put(key(entry.name()), new MaintainedView(entry.name(), entry.sql(), program,
-                    new ViewTable(entry.name(), viewColumns(entry.name()))));
-        }
-        LOG.info("views attached views={}", views.size());
+        reload();
+        LOG.info("views attached views={} broken={}", views.size(), broken.size());
     }
 
     /**
@@ -112,7 +109,8 @@ public final class MaterializedViews implements AutoCloseable {
         checkName(name);
         String query = stripSemicolon(sql);
         MaintainedView existing = views.get(key(name));
-        if (existing == null && catalog.relationExists(name) || existing != null && !replace) {
+        boolean replacingBroken = replace && broken.containsKey(key(name));
+        if (existing == null && !replacingBroken && catalog.relationExists(name) || existing != null && !replace) {
             throw new MallardException(ErrorCode.USER_VIEW_EXISTS, "a table or view named " + name
                     + " already exists; pick another name" + (existing != null ? " or use CREATE OR REPLACE" : ""));
         }
@@ -120,13 +118,13 @@ public final class MaterializedViews implements AutoCloseable {
         DeltaProgram program = compiler.compile(name, query);
         transaction(() -> {
             syncInTransaction();
-            if (existing != null) {
-                dropInTransaction(existing);
+            if (existing != null || replacingBroken) {
+                dropInTransaction(name);
             }
             Set<TableName> tracked = registry.tracked();
             for (TableName table : program.tables()) {
                 if (!tracked.contains(table)) {
-                    ChangeCapture.track(connection, table);
+                    ChangeCapture.track(connection, table, catalog.columns(table));
                     registry.track(table);
                 }
             }
@@ -148,34 +146,36 @@ public final class MaterializedViews implements AutoCloseable {
     }
 
     public void dropView(String name) {
-        MaintainedView view = views.get(key(name));
-        if (view == null) {
-            throw new MallardException(ErrorCode.USER_VIEW_NOT_FOUND, "no materialized view named " + name
-                    + "; list them with SELECT name FROM mallard_views.views");
+        if (broken.containsKey(key(name))) {
+            transaction(() -> dropInTransaction(name));
+            LOG.info("materialized view dropped view={} broken=true", name);
+            return;
         }
-        transaction(() -> dropInTransaction(view));
+        MaintainedView view = maintained(name);
+        transaction(() -> dropInTransaction(view.name()));
         LOG.info("materialized view dropped view={}", name);
     }
 
     /** Drops the view if it exists; returns whether it did. */
     public boolean dropViewIfExists(String name) {
-        if (!views.containsKey(key(name))) {
+        if (!views.containsKey(key(name)) && !broken.containsKey(key(name))) {
             return false;
         }
         dropView(name);
         return true;
     }
 
-    private void dropInTransaction(MaintainedView view) {
-        Sql.update(connection, "DROP TABLE IF EXISTS " + view.table().relation());
-        view.program().dropState(connection);
-        registry.remove(view.name());
-        views.remove(key(view.name()));
+    private void dropInTransaction(String name) {
+        Sql.update(connection, "DROP TABLE IF EXISTS " + Sql.quote(name));
+        Sql.update(connection, "DROP TABLE IF EXISTS " + AggregateProgram.stateTable(name));
+        registry.remove(name);
+        views.remove(key(name));
+        broken.remove(key(name));
         Set<TableName> stillRead = new HashSet<>();
         views.values().forEach(v -> stillRead.addAll(v.program().tables()));
         for (TableName table : registry.tracked()) {
             if (!stillRead.contains(table)) {
-                ChangeCapture.untrack(connection, table);
+                ChangeCapture.untrack(connection, table, catalog.table(table.schema(), table.table()).isPresent());
                 registry.untrack(table);
             }
         }
@@ -183,10 +183,7 @@ public final class MaterializedViews implements AutoCloseable {
 
     /** Recomputes the view from its tables (the safety net for changes the triggers could not see). */
     public void refresh(String name) {
-        MaintainedView view = views.get(key(name));
-        if (view == null) {
-            throw new MallardException(ErrorCode.USER_VIEW_NOT_FOUND, "no materialized view named " + name);
-        }
+        MaintainedView view = maintained(name);
         transaction(() -> {
             // The view itself is rebuilt from the tables, so its share of the captured changes is not applied.
             syncInTransaction(Set.of(key(name)));
@@ -252,14 +249,12 @@ public final class MaterializedViews implements AutoCloseable {
 
     /** Syncs, then reads the view on the attached connection; closing the result closes its statement. */
     public ResultSet query(String name) {
-        if (!views.containsKey(key(name))) {
-            throw new MallardException(ErrorCode.USER_VIEW_NOT_FOUND, "no materialized view named " + name);
-        }
+        MaintainedView view = maintained(name);
         sync();
         try {
             Statement statement = user.createStatement();
             statement.closeOnCompletion();
-            return statement.executeQuery("SELECT * FROM " + Sql.quote(views.get(key(name)).name()));
+            return statement.executeQuery("SELECT * FROM " + view.table().relation());
         } catch (SQLException e) {
             throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "reading materialized view " + name
                     + " failed: " + e.getMessage(), e);
@@ -275,11 +270,7 @@ public final class MaterializedViews implements AutoCloseable {
 
     /** The query a view was created with. */
     public String definition(String name) {
-        MaintainedView view = views.get(key(name));
-        if (view == null) {
-            throw new MallardException(ErrorCode.USER_VIEW_NOT_FOUND, "no materialized view named " + name);
-        }
-        return view.sql();
+        return maintained(name).sql();
     }
 
     public ViewStats stats() {
@@ -288,7 +279,7 @@ public final class MaterializedViews implements AutoCloseable {
         for (TableName table : tracked) {
             pending += ChangeCapture.pending(connection, table);
         }
-        return new ViewStats(views.size(), tracked.size(), pending, syncs, deltaSyncs, capturedRows, viewRowsChanged, refreshes);
+        return new ViewStats(views.size(), broken.size(), tracked.size(), pending, syncs, deltaSyncs, capturedRows, viewRowsChanged, refreshes);
     }
 
     @Override
@@ -338,14 +329,48 @@ public final class MaterializedViews implements AutoCloseable {
         }
     }
 
-    /** After a rollback the in-memory map may be ahead of the catalog; the catalog is the truth. */
+    /**
+     * Compiles the catalog's views again (on attach, and after a rollback, when the in-memory map may be ahead
+     * of the catalog). A view whose tables were dropped or changed shape since is kept aside as broken.
+     */
     private void reload() {
         views.clear();
+        broken.clear();
         for (ViewRegistry.Entry entry : registry.views()) {
-            DeltaProgram program = compiler.compile(entry.name(), entry.sql());
-            views.put(key(entry.name()), new MaintainedView(entry.name(), entry.sql(), program,
-                    new ViewTable(entry.name(), viewColumns(entry.name()))));
+            try {
+                DeltaProgram program = compiler.compile(entry.name(), entry.sql());
+                List<String> columns = viewColumns(entry.name());
+                if (columns.size() != program.outputs().size()) {
+                    throw new MallardException(ErrorCode.USER_VIEW_BROKEN, "materialized view " + entry.name() + " has "
+                            + columns.size() + " columns but its query now gives " + program.outputs().size()
+                            + " (a table it reads changed)");
+                }
+                views.put(key(entry.name()), new MaintainedView(entry.name(), entry.sql(), program,
+                        new ViewTable(entry.name(), columns)));
+            } catch (MallardException e) {
+                broken.put(key(entry.name()), e.getMessage());
+                LOG.warn("materialized view cannot be maintained view={} reason=\"{}\" fix=\"DROP MATERIALIZED VIEW {} and create it again\"",
+                        entry.name(), e.getMessage(), entry.name());
+            }
         }
+    }
+
+    /** Views that can no longer be maintained, with the reason; drop and create them again. */
+    public Map<String, String> broken() {
+        return Map.copyOf(broken);
+    }
+
+    private MaintainedView maintained(String name) {
+        MaintainedView view = views.get(key(name));
+        if (view != null) {
+            return view;
+        }
+        if (broken.containsKey(key(name))) {
+            throw new MallardException(ErrorCode.USER_VIEW_BROKEN, broken.get(key(name))
+                    + "; DROP MATERIALIZED VIEW " + name + " and create it again");
+        }
+        throw new MallardException(ErrorCode.USER_VIEW_NOT_FOUND, "no materialized view named " + name
+                + "; list them with SELECT name FROM mallard_views.views");
     }
 
     private static String key(String name) {

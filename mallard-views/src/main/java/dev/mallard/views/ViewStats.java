@@ -3,7 +3,8 @@ package dev.mallard.views;
 /**
  * Counters of one attached {@link MaterializedViews} since it was attached, plus what is pending now.
  *
- * @param views materialized views in the database
+ * @param views materialized views in the database that are maintained
+ * @param brokenViews materialized views that can no longer be maintained (a source was dropped or changed)
  * @param trackedTables base tables with capture triggers
  * @param pendingRows captured delta rows not yet applied
  * @param syncs syncs run (including those with nothing to do)
@@ -12,5 +13,5 @@ package dev.mallard.views;
  * @param viewRowsChanged view table rows deleted plus inserted by the syncs
  * @param refreshes full recomputes (REFRESH MATERIALIZED VIEW)
  */
-public record ViewStats(long views, long trackedTables, long pendingRows, long syncs, long deltaSyncs,
+public record ViewStats(long views, long brokenViews, long trackedTables, long pendingRows, long syncs, long deltaSyncs,
         long capturedRows, long viewRowsChanged, long refreshes) {}

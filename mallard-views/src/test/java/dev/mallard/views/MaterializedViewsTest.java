@@ -145,6 +145,29 @@ class MaterializedViewsTest {
         }
     }
 
+    @Test
+    void aViewWhoseTableWasDroppedIsSetAsideAndCanBeDropped(@TempDir Path directory) throws Exception {
+        String url = "jdbc:duckdb:" + directory.resolve("views.duckdb");
+        try (DuckDBConnection first = DuckDb.open(url); MaterializedViews attached = MaterializedViews.attach(first)) {
+            DuckDb.run(first, "CREATE TABLE gone (x INTEGER)", "CREATE TABLE kept (x INTEGER)");
+            attached.createView("over_gone", "SELECT x FROM gone");
+            attached.createView("over_kept", "SELECT * FROM kept");
+            DuckDb.run(first, "DROP TABLE gone", "ALTER TABLE kept ADD COLUMN y INTEGER", "INSERT INTO kept VALUES (1, 2)");
+        }
+        try (DuckDBConnection second = DuckDb.open(url); MaterializedViews attached = MaterializedViews.attach(second)) {
+            assertThat(attached.broken()).containsOnlyKeys("over_gone", "over_kept");
+            assertThat(attached.names()).isEmpty();
+            assertThatThrownBy(() -> attached.refresh("over_gone"))
+                    .isInstanceOfSatisfying(MallardException.class, e -> assertThat(e.errorCode()).isEqualTo(ErrorCode.USER_VIEW_BROKEN));
+            attached.dropView("over_gone");
+            attached.createOrReplaceView("over_kept", "SELECT * FROM kept");
+            DuckDb.run(second, "INSERT INTO kept VALUES (3, 4)");
+            attached.sync();
+            assertThat(DuckDb.rows(second, "SELECT * FROM over_kept")).containsExactly("1|2", "3|4");
+            assertThat(attached.stats().brokenViews()).isZero();
+        }
+    }
+
     private void assertRefused(String query, String operator) {
         assertThatThrownBy(() -> views.createView("refused", query))
                 .isInstanceOfSatisfying(MallardException.class, e -> {
