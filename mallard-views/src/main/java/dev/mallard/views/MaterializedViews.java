@@ -41,6 +41,7 @@ public final class MaterializedViews implements AutoCloseable {
     private final ViewCompiler compiler;
     private final Map<String, MaintainedView> views = new LinkedHashMap<>();
     private final Map<String, String> broken = new LinkedHashMap<>();
+    private long generation = -1;
     private long syncs;
     private long deltaSyncs;
     private long capturedRows;
@@ -139,6 +140,7 @@ public final class MaterializedViews implements AutoCloseable {
             table.apply(connection);
             table.dropScratch(connection);
             registry.add(name, query);
+            generation = registry.bump();
             views.put(key(name), new MaintainedView(name, query, program, table));
         });
         LOG.info("materialized view created view={} program={} tables={}", name,
@@ -169,6 +171,7 @@ public final class MaterializedViews implements AutoCloseable {
         Sql.update(connection, "DROP TABLE IF EXISTS " + Sql.quote(name));
         Sql.update(connection, "DROP TABLE IF EXISTS " + AggregateProgram.stateTable(name));
         registry.remove(name);
+        generation = registry.bump();
         views.remove(key(name));
         broken.remove(key(name));
         Set<TableName> stillRead = new HashSet<>();
@@ -213,6 +216,9 @@ public final class MaterializedViews implements AutoCloseable {
 
     private long syncInTransaction(Set<String> rebuilt) {
         syncs++;
+        if (registry.generation() != generation) {
+            reload();
+        }
         Set<TableName> changed = new HashSet<>();
         long captured = 0;
         for (TableName table : registry.tracked()) {
@@ -336,6 +342,7 @@ public final class MaterializedViews implements AutoCloseable {
     private void reload() {
         views.clear();
         broken.clear();
+        generation = registry.generation();
         for (ViewRegistry.Entry entry : registry.views()) {
             try {
                 DeltaProgram program = compiler.compile(entry.name(), entry.sql());

@@ -13,6 +13,7 @@ import java.util.Set;
 final class ViewRegistry {
     private static final String VIEWS = TableName.VIEWS_SCHEMA + ".views";
     private static final String TRACKED = TableName.VIEWS_SCHEMA + ".tracked_tables";
+    private static final String GENERATION = TableName.VIEWS_SCHEMA + ".generation";
 
     record Entry(String name, String sql) {}
 
@@ -27,6 +28,21 @@ final class ViewRegistry {
         Sql.update(connection, "CREATE TABLE IF NOT EXISTS " + VIEWS
                 + " (name VARCHAR NOT NULL, sql VARCHAR NOT NULL, position BIGINT NOT NULL, created_at TIMESTAMP)");
         Sql.update(connection, "CREATE TABLE IF NOT EXISTS " + TRACKED + " (schema_name VARCHAR NOT NULL, table_name VARCHAR NOT NULL)");
+        Sql.update(connection, "CREATE TABLE IF NOT EXISTS " + GENERATION + " (value BIGINT NOT NULL)");
+        Sql.update(connection, "INSERT INTO " + GENERATION + " SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM " + GENERATION + ")");
+    }
+
+    /**
+     * A number that changes with every create, replace and drop, so a {@link MaterializedViews} attached
+     * elsewhere on the same database notices at its next sync that its compiled views are out of date.
+     */
+    long generation() {
+        return Sql.count(connection, "SELECT value FROM " + GENERATION);
+    }
+
+    long bump() {
+        Sql.update(connection, "UPDATE " + GENERATION + " SET value = value + 1");
+        return generation();
     }
 
     List<Entry> views() {

@@ -168,6 +168,18 @@ class MaterializedViewsTest {
         }
     }
 
+    @Test
+    void aViewCreatedThroughAnotherAttachmentIsMaintainedByThisOnesSync() throws Exception {
+        try (DuckDBConnection other = connection.duplicate().unwrap(DuckDBConnection.class);
+                MaterializedViews elsewhere = MaterializedViews.attach(other)) {
+            elsewhere.createView("ids", "SELECT id FROM orders");
+        }
+        DuckDb.run(connection, "INSERT INTO orders VALUES (10, 'Oslo', 1, 1)");
+        views.sync();
+        assertThat(views.names()).containsExactly("ids");
+        assertThat(DuckDb.difference(connection, "ids", "SELECT id FROM orders")).isZero();
+    }
+
     private void assertRefused(String query, String operator) {
         assertThatThrownBy(() -> views.createView("refused", query))
                 .isInstanceOfSatisfying(MallardException.class, e -> {
