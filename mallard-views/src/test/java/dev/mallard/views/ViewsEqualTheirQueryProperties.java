@@ -17,6 +17,10 @@ import org.duckdb.DuckDBConnection;
  * random batches of INSERT, UPDATE, DELETE and TRUNCATE (some in transactions that roll back); after every
  * sync, {@code view EXCEPT ALL query} and {@code query EXCEPT ALL view} are both empty.
  *
+ * <p>AVG over DECIMAL is compared rounded to 10 places: DuckDB itself divides the sum by the count either in
+ * double or in extended precision depending on the plan, so the last binary digit is not stable even for a
+ * recompute (docs/views.md). AVG over integers is compared exactly.
+ *
  * <p>The default run is bounded (see junit-platform.properties); {@code -Djqwik.tries.default=2000} runs
  * more tries per family.
  */
@@ -112,7 +116,10 @@ class ViewsEqualTheirQueryProperties {
     @Provide
     Arbitrary<List<String>> aggregations() {
         Arbitrary<String> call = Combinators.combine(Arbitraries.of(AGGREGATES), Arbitraries.of(ARGUMENTS))
-                .as((function, argument) -> function + "(" + argument + ")");
+                .as((function, argument) -> function.equals("avg") && argument.contains("y")
+                        // DuckDB's own AVG over DECIMAL rounds differently depending on the plan (see docs/views.md).
+                        ? "round(avg(" + argument + "), 10)"
+                        : function + "(" + argument + ")");
         Arbitrary<String> aggregate = Arbitraries.oneOf(call, Arbitraries.just("count(*)"));
         Arbitrary<String> view = Combinators.combine(Arbitraries.of(KEYS).set().ofMaxSize(2),
                 aggregate.list().ofMinSize(1).ofMaxSize(4), Arbitraries.of(A_FILTERS), Arbitraries.of(HAVING))
