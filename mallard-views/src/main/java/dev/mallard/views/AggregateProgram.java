@@ -25,7 +25,6 @@ record AggregateProgram(String view, Source source, List<String> keys, List<Aggr
     static final String COUNT = "mallard_count";
     private static final String NEGATIVES = "mallard_negatives";
     private static final String DELTA = "mallard_group_delta";
-    private static final String OLD = "mallard_group_old";
 
     AggregateProgram {
         requireNonNull(view, "view is null");
@@ -63,22 +62,21 @@ record AggregateProgram(String view, Source source, List<String> keys, List<Aggr
     public void maintain(Connection connection, Set<TableName> changed) {
         String state = stateTable();
         Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + DELTA + " AS " + grouped(source.delta(sourceColumns(), changed)));
-        Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + OLD + " AS SELECT * FROM " + state + " AS g WHERE "
-                + touched("g"));
-        Sql.update(connection, "UPDATE " + state + " AS g SET " + merged() + " FROM " + DELTA + " AS d WHERE " + match("g", "d"));
-        if (!keys.isEmpty()) {
-            Sql.update(connection, "INSERT INTO " + state + " (" + String.join(", ", stateColumns()) + ") SELECT "
-                    + fresh() + " FROM " + DELTA + " AS d WHERE NOT EXISTS (SELECT 1 FROM " + state + " AS g WHERE "
-                    + match("g", "d") + ")");
+        // The touched groups' rows leave the view as they were before the state moves...
+        writeRows(connection, state + " AS g", "-1", touched("g"));
+        if (keys.isEmpty()) {
+            Sql.update(connection, "UPDATE " + state + " AS g SET " + merged() + " FROM " + DELTA + " AS d");
+        } else {
+            Sql.update(connection, "MERGE INTO " + state + " AS g USING " + DELTA + " AS d ON (" + match("g", "d") + ") "
+                    + "WHEN MATCHED AND g." + COUNT + " + d." + COUNT + " = 0 THEN DELETE "
+                    + "WHEN MATCHED THEN UPDATE SET " + merged() + " "
+                    + "WHEN NOT MATCHED AND d." + COUNT + " <> 0 THEN INSERT (" + String.join(", ", stateColumns())
+                    + ") VALUES (" + fresh() + ")");
         }
         recomputeExtremes(connection);
-        if (!keys.isEmpty()) {
-            Sql.update(connection, "DELETE FROM " + state + " WHERE " + COUNT + " = 0");
-        }
-        writeRows(connection, OLD + " AS g", "-1", "TRUE");
+        // ...and come back as they are after it.
         writeRows(connection, state + " AS g", "1", touched("g"));
         Sql.update(connection, "DROP TABLE " + DELTA);
-        Sql.update(connection, "DROP TABLE " + OLD);
     }
 
     @Override

@@ -38,19 +38,23 @@ final class ViewTable {
 
     /** Applies the output delta; returns how many view rows were deleted plus inserted. */
     long apply(Connection connection) {
+        String w = Source.WEIGHT;
         String list = columns.stream().map(Sql::quote).collect(Collectors.joining(", "));
-        Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + NET + " AS SELECT " + list + ", sum(" + Source.WEIGHT
-                + ") AS " + Source.WEIGHT + " FROM " + OUTPUT + " GROUP BY " + list + " HAVING sum(" + Source.WEIGHT + ") <> 0");
-        long expectedDeletes = Sql.count(connection, "SELECT CAST(coalesce(sum(-" + Source.WEIGHT + "), 0) AS BIGINT) FROM "
-                + NET + " WHERE " + Source.WEIGHT + " < 0");
+        String netList = columns.stream().map(c -> "n." + Sql.quote(c)).collect(Collectors.joining(", "));
+        Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + NET + " AS SELECT " + list + ", sum(" + w + ") AS " + w
+                + " FROM " + OUTPUT + " GROUP BY " + list + " HAVING sum(" + w + ") <> 0");
+        String[] shape = Sql.strings(connection, "SELECT CAST(coalesce(sum(-" + w + ") FILTER (WHERE " + w + " < 0), 0) AS BIGINT) "
+                + "|| ',' || CAST(coalesce(max(" + w + "), 0) AS BIGINT) FROM " + NET).get(0).split(",");
+        long expectedDeletes = Long.parseLong(shape[0]);
+        long mostCopies = Long.parseLong(shape[1]);
         long deleted = 0;
         if (expectedDeletes > 0) {
             String match = columns.stream()
                     .map(c -> "v." + Sql.quote(c) + " IS NOT DISTINCT FROM n." + Sql.quote(c))
                     .collect(Collectors.joining(" AND "));
             deleted = Sql.update(connection, "DELETE FROM " + relation + " WHERE rowid IN (SELECT r FROM (SELECT v.rowid AS r, "
-                    + "row_number() OVER (PARTITION BY n.rowid) AS copy, -n." + Source.WEIGHT + " AS wanted FROM "
-                    + relation + " AS v JOIN " + NET + " AS n ON " + match + " WHERE n." + Source.WEIGHT + " < 0) "
+                    + "row_number() OVER (PARTITION BY n.rowid) AS copy, -n." + w + " AS wanted FROM "
+                    + relation + " AS v JOIN " + NET + " AS n ON " + match + " WHERE n." + w + " < 0) "
                     + "WHERE copy <= wanted)");
             if (deleted != expectedDeletes) {
                 throw new MallardException(ErrorCode.USER_VIEW_DIVERGED, "materialized view " + view + " should lose "
@@ -58,9 +62,16 @@ final class ViewTable {
                         + " of them: the table was written directly; run REFRESH MATERIALIZED VIEW " + view);
             }
         }
-        long inserted = Sql.update(connection, "INSERT INTO " + relation + " SELECT "
-                + columns.stream().map(c -> "n." + Sql.quote(c)).collect(Collectors.joining(", "))
-                + " FROM " + NET + " AS n, range(CAST(n." + Source.WEIGHT + " AS BIGINT)) WHERE n." + Source.WEIGHT + " > 0");
+        long inserted = 0;
+        if (mostCopies > 0) {
+            inserted = Sql.update(connection, "INSERT INTO " + relation + " SELECT " + netList + " FROM " + NET + " AS n WHERE n."
+                    + w + " > 0");
+        }
+        if (mostCopies > 1) {
+            // A row gained more than one copy: the extra copies, one per number below its weight.
+            inserted += Sql.update(connection, "INSERT INTO " + relation + " SELECT " + netList + " FROM " + NET + " AS n, "
+                    + "range(CAST(n." + w + " AS BIGINT) - 1) WHERE n." + w + " > 1");
+        }
         return deleted + inserted;
     }
 
