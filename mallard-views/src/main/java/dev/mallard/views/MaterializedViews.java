@@ -129,7 +129,7 @@ public final class MaterializedViews implements AutoCloseable {
                     registry.track(table);
                 }
             }
-            Sql.update(connection, "CREATE TABLE " + Sql.quote(name) + " AS SELECT * FROM (" + query + ") AS q LIMIT 0");
+            Sql.update(connection, "CREATE TABLE " + Sql.quote(name) + " AS SELECT * FROM (" + query + "\n) AS q LIMIT 0");
             ViewTable table = new ViewTable(name, viewColumns(name));
             table.prepareOutput(connection);
             program.initialize(connection);

@@ -67,6 +67,12 @@ class MaterializedViewsTest {
     }
 
     @Test
+    void aQueryEndingInACommentOrSemicolonIsAccepted() {
+        views.createView("commented", "SELECT id FROM orders -- every order\n;");
+        assertThat(DuckDb.difference(connection, "commented", "SELECT id FROM orders")).isZero();
+    }
+
+    @Test
     void globalAggregateKeepsItsRowWhenTheTableEmpties() {
         String query = "SELECT sum(amount) AS total, count(*) AS n, max(qty) AS most FROM orders";
         views.createView("totals", query);
