@@ -16,11 +16,16 @@ import java.util.stream.Collectors;
  * is recomputed from the base tables, restricted to that group. The view's delta is the touched groups'
  * old output rows with weight -1 and their new ones with weight +1.
  *
- * @param keys the GROUP BY expressions over the source's aliases, empty for a global aggregate
+ * <p>SELECT DISTINCT and UNION (without ALL) are the same program with keys and no aggregate: a row's count
+ * in the state is its multiplicity, and the view holds each row once while the count is positive.
+ *
+ * @param inputs the branches feeding the state; each gives the key columns {@code k_j} and then the aggregate
+ *     arguments {@code a_i} (for the slots that have one), aliased
+ * @param keyCount how many key columns, 0 for a global aggregate
  * @param outputs the view's columns in terms of the state columns
  * @param having the HAVING condition in terms of the state columns
  */
-record AggregateProgram(String view, Source source, List<String> keys, List<AggregateSlot> slots, List<String> outputs,
+record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<AggregateSlot> slots, List<String> outputs,
         Optional<String> having) implements DeltaProgram {
     static final String COUNT = "mallard_count";
     private static final String NEGATIVES = "mallard_negatives";
@@ -28,8 +33,7 @@ record AggregateProgram(String view, Source source, List<String> keys, List<Aggr
 
     AggregateProgram {
         requireNonNull(view, "view is null");
-        requireNonNull(source, "source is null");
-        keys = List.copyOf(keys);
+        inputs = List.copyOf(inputs);
         slots = List.copyOf(slots);
         outputs = List.copyOf(outputs);
         requireNonNull(having, "having is null");
@@ -45,14 +49,14 @@ record AggregateProgram(String view, Source source, List<String> keys, List<Aggr
 
     @Override
     public List<TableName> tables() {
-        return source.tables();
+        return Branch.tables(inputs);
     }
 
     @Override
     public void initialize(Connection connection) {
         Sql.update(connection, "CREATE OR REPLACE TABLE " + stateTable() + " AS SELECT * EXCLUDE (" + NEGATIVES + ") FROM ("
-                + grouped(source.current(sourceColumns())) + ")");
-        if (!keys.isEmpty()) {
+                + grouped(Branch.current(inputs)) + ")");
+        if (keyCount != 0) {
             Sql.update(connection, "DELETE FROM " + stateTable() + " WHERE " + COUNT + " = 0");
         }
         writeRows(connection, stateTable() + " AS g", "1", "TRUE");
@@ -61,10 +65,10 @@ record AggregateProgram(String view, Source source, List<String> keys, List<Aggr
     @Override
     public void maintain(Connection connection, Set<TableName> changed) {
         String state = stateTable();
-        Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + DELTA + " AS " + grouped(source.delta(sourceColumns(), changed)));
+        Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + DELTA + " AS " + grouped(Branch.delta(inputs, changed)));
         // The touched groups' rows leave the view as they were before the state moves...
         writeRows(connection, state + " AS g", "-1", touched("g"));
-        if (keys.isEmpty()) {
+        if (keyCount == 0) {
             Sql.update(connection, "UPDATE " + state + " AS g SET " + merged() + " FROM " + DELTA + " AS d");
         } else {
             Sql.update(connection, "MERGE INTO " + state + " AS g USING " + DELTA + " AS d ON (" + match("g", "d") + ") "
@@ -84,21 +88,9 @@ record AggregateProgram(String view, Source source, List<String> keys, List<Aggr
         Sql.update(connection, "DROP TABLE IF EXISTS " + stateTable());
     }
 
-    /** The source's rows reduced to what the state needs: keys k_j and aggregate arguments a_i. */
-    private List<String> sourceColumns() {
-        List<String> columns = new ArrayList<>();
-        for (int j = 0; j < keys.size(); j++) {
-            columns.add(keys.get(j) + " AS k" + j);
-        }
-        for (AggregateSlot slot : slots) {
-            slot.argument().ifPresent(argument -> columns.add(argument + " AS " + slot.argumentColumn()));
-        }
-        return columns;
-    }
-
     private List<String> keyColumns() {
         List<String> columns = new ArrayList<>();
-        for (int j = 0; j < keys.size(); j++) {
+        for (int j = 0; j < keyCount; j++) {
             columns.add("k" + j);
         }
         return columns;
@@ -145,7 +137,7 @@ record AggregateProgram(String view, Source source, List<String> keys, List<Aggr
         }
         columns.add("count(*) FILTER (WHERE " + w + " < 0) AS " + NEGATIVES);
         String sql = "SELECT " + String.join(", ", columns) + " FROM (" + weightedRows + ") AS src";
-        return keys.isEmpty() ? sql : sql + " GROUP BY " + String.join(", ", keyColumns());
+        return keyCount == 0 ? sql : sql + " GROUP BY " + String.join(", ", keyColumns());
     }
 
     private String merged() {
@@ -184,8 +176,8 @@ record AggregateProgram(String view, Source source, List<String> keys, List<Aggr
         List<String> columns = new ArrayList<>(keyColumns());
         extremes.forEach(s -> columns.add(s.extremeFunction() + "(" + s.argumentColumn() + ") AS " + s.extreme()));
         String deleted = "EXISTS (SELECT 1 FROM " + DELTA + " AS d WHERE d." + NEGATIVES + " > 0 AND " + match("src", "d") + ")";
-        String recomputed = "SELECT " + String.join(", ", columns) + " FROM (" + source.current(sourceColumns())
-                + ") AS src WHERE " + deleted + (keys.isEmpty() ? "" : " GROUP BY " + String.join(", ", keyColumns()));
+        String recomputed = "SELECT " + String.join(", ", columns) + " FROM (" + Branch.current(inputs)
+                + ") AS src WHERE " + deleted + (keyCount == 0 ? "" : " GROUP BY " + String.join(", ", keyColumns()));
         String sets = extremes.stream().map(s -> s.extreme() + " = r." + s.extreme()).collect(Collectors.joining(", "));
         Sql.update(connection, "UPDATE " + stateTable() + " AS g SET " + sets + " FROM (" + recomputed + ") AS r WHERE "
                 + match("g", "r") + " AND EXISTS (SELECT 1 FROM " + DELTA + " AS d WHERE d." + NEGATIVES + " > 0 AND "
@@ -194,7 +186,7 @@ record AggregateProgram(String view, Source source, List<String> keys, List<Aggr
 
     /** Writes the output rows of the groups in {@code from} with a weight, if they are visible. */
     private void writeRows(Connection connection, String from, String weight, String filter) {
-        String visible = keys.isEmpty() ? "TRUE" : COUNT + " > 0";
+        String visible = keyCount == 0 ? "TRUE" : COUNT + " > 0";
         if (having.isPresent()) {
             visible = visible + " AND (" + having.get() + ")";
         }
@@ -207,7 +199,7 @@ record AggregateProgram(String view, Source source, List<String> keys, List<Aggr
     }
 
     private String match(String left, String right) {
-        if (keys.isEmpty()) {
+        if (keyCount == 0) {
             return "TRUE";
         }
         List<String> terms = new ArrayList<>();

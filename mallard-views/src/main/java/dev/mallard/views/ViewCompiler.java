@@ -38,38 +38,122 @@ final class ViewCompiler {
 
     private final class Compilation {
         private final String view;
-        private final List<Object> fromParts = new ArrayList<>();
-        private final List<TableOccurrence> occurrences = new ArrayList<>();
 
         Compilation(String view) {
             this.view = view;
         }
 
         DeltaProgram compile(JsonNode node) {
-            checkQueryShape(node);
-            JsonNode fromTable = node.path("from_table");
-            from(fromTable);
-            Optional<String> where = Optional.empty();
-            if (present(node.path("where_clause"))) {
-                inspect(node.path("where_clause"), false);
-                where = Optional.of(tree.print(node.path("where_clause")));
+            if ("SET_OPERATION_NODE".equals(node.path("type").asText())) {
+                return union(node);
             }
-            Source source = new Source(fromParts, occurrences, where);
-            List<JsonNode> select = expandStars(node.path("select_list"));
+            checkQueryShape(node);
+            Source source = source(node);
+            List<JsonNode> select = expandStars(node.path("select_list"), source);
             List<JsonNode> groups = new ArrayList<>();
             node.path("group_expressions").forEach(groups::add);
             JsonNode having = node.path("having");
             boolean aggregated = !groups.isEmpty() || present(having)
                     || select.stream().anyMatch(this::containsAggregate);
-            if (!aggregated) {
-                List<String> outputs = new ArrayList<>();
-                for (JsonNode expression : select) {
-                    inspect(expression, false);
-                    outputs.add(tree.print(expression));
+            if (distinct(node)) {
+                if (aggregated) {
+                    throw Refusal.unsupported(view, "SELECT DISTINCT over GROUP BY or aggregates",
+                            "drop DISTINCT (grouped rows are already distinct by their keys) or group by more columns");
                 }
-                return new ProjectionProgram(source, outputs);
+                return distinctRows(List.of(new Branch(source, printed(select))));
+            }
+            if (!aggregated) {
+                return new ProjectionProgram(List.of(new Branch(source, printed(select))));
             }
             return aggregate(source, node, select, groups, having);
+        }
+
+        /** UNION ALL of projections keeps every branch's rows; UNION keeps each row once. */
+        private DeltaProgram union(JsonNode node) {
+            String setop = node.path("setop_type").asText();
+            if (!"UNION".equals(setop)) {
+                throw Refusal.unsupported(view, setop.replace('_', ' '),
+                        "create one materialized view per branch and combine them when reading");
+            }
+            checkModifiers(node);
+            if (node.path("cte_map").path("map").size() > 0) {
+                throw Refusal.unsupported(view, "WITH (a common table expression)",
+                        "write the view as SELECTs with joins over base tables");
+            }
+            List<Branch> branches = new ArrayList<>();
+            for (JsonNode child : node.path("children")) {
+                if (!"SELECT_NODE".equals(child.path("type").asText())) {
+                    throw Refusal.unsupported(view, "a UNION mixing UNION ALL and UNION, or EXCEPT/INTERSECT inside it",
+                            "one materialized view per kind of set operation");
+                }
+                checkQueryShape(child);
+                Source source = source(child);
+                List<JsonNode> select = expandStars(child.path("select_list"), source);
+                if (distinct(child) || child.path("group_expressions").size() > 0 || present(child.path("having"))
+                        || select.stream().anyMatch(this::containsAggregate)) {
+                    throw Refusal.unsupported(view, "a UNION branch with DISTINCT, GROUP BY or aggregates",
+                            "one materialized view per aggregated branch; UNION branches must be projections and filters");
+                }
+                branches.add(new Branch(source, printed(select)));
+            }
+            return node.path("setop_all").asBoolean(false) ? new ProjectionProgram(branches) : distinctRows(branches);
+        }
+
+        /** Each distinct row once: a GROUP BY over all columns with no aggregate. */
+        private DeltaProgram distinctRows(List<Branch> branches) {
+            int width = branches.get(0).columns().size();
+            List<Branch> keyed = new ArrayList<>();
+            for (Branch branch : branches) {
+                if (branch.columns().size() != width) {
+                    throw new MallardException(ErrorCode.USER_SQL_INVALID, "materialized view " + view
+                            + ": the UNION branches select different numbers of columns");
+                }
+                List<String> keys = new ArrayList<>();
+                for (int j = 0; j < width; j++) {
+                    keys.add(branch.columns().get(j) + " AS k" + j);
+                }
+                keyed.add(new Branch(branch.source(), keys));
+            }
+            List<String> outputs = new ArrayList<>();
+            for (int j = 0; j < width; j++) {
+                outputs.add("k" + j);
+            }
+            return new AggregateProgram(view, keyed, width, List.of(), outputs, Optional.empty());
+        }
+
+        private boolean distinct(JsonNode node) {
+            for (JsonNode modifier : node.path("modifiers")) {
+                if ("DISTINCT_MODIFIER".equals(modifier.path("type").asText())) {
+                    if (modifier.path("distinct_on_targets").size() > 0) {
+                        throw Refusal.unsupported(view, "SELECT DISTINCT ON (...)",
+                                "use GROUP BY with MIN or MAX for the other columns");
+                    }
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        private List<String> printed(List<JsonNode> select) {
+            List<String> outputs = new ArrayList<>();
+            for (JsonNode expression : select) {
+                inspect(expression, false);
+                outputs.add(tree.print(expression));
+            }
+            return outputs;
+        }
+
+        /** The FROM and WHERE of one SELECT. */
+        private Source source(JsonNode node) {
+            List<Object> fromParts = new ArrayList<>();
+            List<TableOccurrence> occurrences = new ArrayList<>();
+            from(node.path("from_table"), fromParts, occurrences);
+            Optional<String> where = Optional.empty();
+            if (present(node.path("where_clause"))) {
+                inspect(node.path("where_clause"), false);
+                where = Optional.of(tree.print(node.path("where_clause")));
+            }
+            return new Source(fromParts, occurrences, where);
         }
 
         private DeltaProgram aggregate(Source source, JsonNode node, List<JsonNode> select, List<JsonNode> groups,
@@ -79,7 +163,7 @@ final class ViewCompiler {
                 throw Refusal.unsupported(view, "GROUPING SETS, ROLLUP or CUBE",
                         "create one materialized view per grouping and combine them when reading");
             }
-            List<String> keys = new ArrayList<>();
+            List<String> columns = new ArrayList<>();
             List<JsonNode> keyShapes = new ArrayList<>();
             for (JsonNode group : groups) {
                 if ("CONSTANT".equals(group.path("class").asText())) {
@@ -87,7 +171,7 @@ final class ViewCompiler {
                             "write the grouping expression itself in GROUP BY");
                 }
                 inspect(group, false);
-                keys.add(tree.print(group));
+                columns.add(tree.print(group) + " AS k" + columns.size());
                 keyShapes.add(SqlTree.shape(group));
             }
             Slots slots = new Slots();
@@ -98,7 +182,11 @@ final class ViewCompiler {
             Optional<String> havingSql = present(having)
                     ? Optional.of(tree.print(overState(having, keyShapes, slots)))
                     : Optional.empty();
-            return new AggregateProgram(view, source, keys, slots.all, outputs, havingSql);
+            for (AggregateSlot slot : slots.all) {
+                slot.argument().ifPresent(argument -> columns.add(argument + " AS " + slot.argumentColumn()));
+            }
+            return new AggregateProgram(view, List.of(new Branch(source, columns)), groups.size(), slots.all, outputs,
+                    havingSql);
         }
 
         /** The expression with grouping expressions and aggregate calls replaced by state columns. */
@@ -146,9 +234,10 @@ final class ViewCompiler {
                     throw Refusal.unsupported(view, name + "(DISTINCT ...)",
                             "group by the argument in the view and aggregate the distinct values when reading it");
                 }
+                Optional<String> filter = Optional.empty();
                 if (present(call.path("filter"))) {
-                    throw Refusal.unsupported(view, name + "(...) FILTER (WHERE ...)",
-                            "move the condition into the argument, e.g. sum(CASE WHEN condition THEN x END)");
+                    inspect(call.path("filter"), false);
+                    filter = Optional.of(tree.print(call.path("filter")));
                 }
                 if (call.path("order_bys").path("orders").size() > 0) {
                     throw Refusal.unsupported(view, name + "(... ORDER BY ...)", "drop the ORDER BY inside the aggregate");
@@ -174,6 +263,14 @@ final class ViewCompiler {
                     inspect(arguments.get(0), false);
                     argument = Optional.of(tree.print(arguments.get(0)));
                 }
+                if (filter.isPresent()) {
+                    // agg(x) FILTER (WHERE c) is agg(CASE WHEN c THEN x END): every maintained aggregate skips NULLs.
+                    if (kind == AggregateSlot.Kind.COUNT_STAR) {
+                        kind = AggregateSlot.Kind.COUNT;
+                        argument = Optional.of("1");
+                    }
+                    argument = Optional.of("CASE WHEN (" + filter.get() + ") THEN (" + argument.get() + ") END");
+                }
                 for (AggregateSlot slot : all) {
                     if (slot.kind() == kind && slot.argument().equals(argument)) {
                         return slot;
@@ -187,10 +284,6 @@ final class ViewCompiler {
 
         private void checkQueryShape(JsonNode node) {
             String type = node.path("type").asText();
-            if ("SET_OPERATION_NODE".equals(type)) {
-                throw Refusal.unsupported(view, node.path("setop_type").asText("a set operation").replace('_', ' '),
-                        "create one materialized view per branch and combine them when reading");
-            }
             if (!"SELECT_NODE".equals(type)) {
                 throw Refusal.unsupported(view, "a " + type.toLowerCase(Locale.ROOT).replace('_', ' ') + " query",
                         "write the view as one SELECT over tables");
@@ -199,16 +292,7 @@ final class ViewCompiler {
                 throw Refusal.unsupported(view, "WITH (a common table expression)",
                         "write the view as one SELECT with joins over base tables");
             }
-            for (JsonNode modifier : node.path("modifiers")) {
-                switch (modifier.path("type").asText()) {
-                    case "DISTINCT_MODIFIER" -> throw Refusal.unsupported(view, "SELECT DISTINCT",
-                            "GROUP BY the selected expressions instead, which is maintained");
-                    case "ORDER_MODIFIER" -> throw Refusal.unsupported(view, "ORDER BY",
-                            "a view is an unordered bag of rows; order in the query that reads it");
-                    default -> throw Refusal.unsupported(view, "LIMIT or OFFSET",
-                            "apply the LIMIT in the query that reads the view");
-                }
-            }
+            checkModifiers(node);
             if (present(node.path("qualify"))) {
                 throw Refusal.unsupported(view, "QUALIFY", "filter in the query that reads the view");
             }
@@ -220,11 +304,25 @@ final class ViewCompiler {
             }
         }
 
-        private void from(JsonNode table) {
+        private void checkModifiers(JsonNode node) {
+            for (JsonNode modifier : node.path("modifiers")) {
+                switch (modifier.path("type").asText()) {
+                    case "DISTINCT_MODIFIER" -> {
+                        // Maintained: see distinct().
+                    }
+                    case "ORDER_MODIFIER" -> throw Refusal.unsupported(view, "ORDER BY",
+                            "a view is an unordered bag of rows; order in the query that reads it");
+                    default -> throw Refusal.unsupported(view, "LIMIT or OFFSET",
+                            "apply the LIMIT in the query that reads the view");
+                }
+            }
+        }
+
+        private void from(JsonNode table, List<Object> fromParts, List<TableOccurrence> occurrences) {
             String type = table.path("type").asText();
             switch (type) {
-                case "BASE_TABLE" -> baseTable(table);
-                case "JOIN" -> join(table);
+                case "BASE_TABLE" -> baseTable(table, fromParts, occurrences);
+                case "JOIN" -> join(table, fromParts, occurrences);
                 case "SUBQUERY" -> throw Refusal.unsupported(view, "a subquery in FROM",
                         "join the base tables directly in the view's SELECT");
                 case "TABLE_FUNCTION" -> throw Refusal.unsupported(view, "a table function in FROM",
@@ -236,7 +334,7 @@ final class ViewCompiler {
             }
         }
 
-        private void join(JsonNode join) {
+        private void join(JsonNode join, List<Object> fromParts, List<TableOccurrence> occurrences) {
             String joinType = join.path("join_type").asText();
             String refType = join.path("ref_type").asText();
             boolean cross = "CROSS".equals(refType);
@@ -250,10 +348,10 @@ final class ViewCompiler {
                 throw Refusal.unsupported(view, "JOIN ... USING", "write the join condition with ON a.x = b.x");
             }
             fromParts.add("(");
-            from(join.path("left"));
+            from(join.path("left"), fromParts, occurrences);
             boolean conditioned = present(join.path("condition"));
             fromParts.add(conditioned ? " JOIN " : " CROSS JOIN ");
-            from(join.path("right"));
+            from(join.path("right"), fromParts, occurrences);
             if (conditioned) {
                 inspect(join.path("condition"), false);
                 fromParts.add(" ON " + tree.print(join.path("condition")));
@@ -261,7 +359,7 @@ final class ViewCompiler {
             fromParts.add(")");
         }
 
-        private void baseTable(JsonNode table) {
+        private void baseTable(JsonNode table, List<Object> fromParts, List<TableOccurrence> occurrences) {
             String written = table.path("table_name").asText();
             if (present(table.path("sample")) || present(table.path("at_clause"))) {
                 throw Refusal.unsupported(view, "TABLESAMPLE or AT (time travel) on " + written, "read the table plainly");
@@ -302,7 +400,7 @@ final class ViewCompiler {
             occurrences.add(new TableOccurrence(name, alias.isEmpty() ? written : alias, columns));
         }
 
-        private List<JsonNode> expandStars(JsonNode selectList) {
+        private List<JsonNode> expandStars(JsonNode selectList, Source source) {
             List<JsonNode> expanded = new ArrayList<>();
             for (JsonNode expression : selectList) {
                 if (!"STAR".equals(expression.path("class").asText())) {
@@ -317,7 +415,7 @@ final class ViewCompiler {
                 }
                 String relation = expression.path("relation_name").asText("");
                 boolean matched = false;
-                for (TableOccurrence occurrence : occurrences) {
+                for (TableOccurrence occurrence : source.occurrences()) {
                     if (relation.isEmpty() || relation.equalsIgnoreCase(occurrence.alias())) {
                         matched = true;
                         for (String column : occurrence.columns()) {

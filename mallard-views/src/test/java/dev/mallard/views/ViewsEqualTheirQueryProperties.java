@@ -120,7 +120,9 @@ class ViewsEqualTheirQueryProperties {
                         // DuckDB's own AVG over DECIMAL rounds differently depending on the plan (see docs/views.md).
                         ? "round(avg(" + argument + "), 10)"
                         : function + "(" + argument + ")");
-        Arbitrary<String> aggregate = Arbitraries.oneOf(call, Arbitraries.just("count(*)"));
+        Arbitrary<String> filtered = Combinators.combine(Arbitraries.of("sum(x)", "count(*)", "max(y)", "min(s)", "count(k)"),
+                Arbitraries.of(A_FILTERS)).as((function, filter) -> function + " FILTER (WHERE " + filter + ")");
+        Arbitrary<String> aggregate = Arbitraries.oneOf(call, Arbitraries.just("count(*)"), filtered);
         Arbitrary<String> view = Combinators.combine(Arbitraries.of(KEYS).set().ofMaxSize(2),
                 aggregate.list().ofMinSize(1).ofMaxSize(4), Arbitraries.of(A_FILTERS), Arbitraries.of(HAVING))
                 .as((keys, aggregates, filter, having) -> {
@@ -133,7 +135,9 @@ class ViewsEqualTheirQueryProperties {
                 "SELECT k AS c0, sum(x) + count(*) AS c1, CASE WHEN max(x) > 2 THEN 'hi' END AS c2 FROM a GROUP BY k",
                 "SELECT s AS c0, coalesce(min(y), 0) * 2 AS c1, count(x) - count(*) AS c2 FROM a GROUP BY s",
                 "SELECT k + 1 AS c0, avg(x) AS c1 FROM a GROUP BY k + 1",
-                "SELECT s AS c0 FROM a GROUP BY s");
+                "SELECT s AS c0 FROM a GROUP BY s",
+                "SELECT DISTINCT k AS c0, s AS c1 FROM a",
+                "SELECT DISTINCT x % 2 AS c0 FROM a WHERE y > 0");
         return Arbitraries.oneOf(view, expressionOverAggregates).list().ofMinSize(1).ofMaxSize(3);
     }
 
@@ -150,7 +154,10 @@ class ViewsEqualTheirQueryProperties {
                 "SELECT a1.x AS c0, a2.s AS c1 FROM a a1 JOIN a a2 ON a1.k = a2.k WHERE a1.x < a2.x",
                 "SELECT a.x AS c0, b.z AS c1, b2.t AS c2 FROM a JOIN b ON a.k = b.k JOIN b b2 ON b.z = b2.z",
                 "SELECT * FROM a JOIN b ON a.k = b.k",
-                "SELECT b2.t AS c0, sum(a.x) AS c1, max(b.z) AS c2 FROM a JOIN b ON a.k = b.k JOIN b b2 ON a.k = b2.z GROUP BY b2.t");
+                "SELECT b2.t AS c0, sum(a.x) AS c1, max(b.z) AS c2 FROM a JOIN b ON a.k = b.k JOIN b b2 ON a.k = b2.z GROUP BY b2.t",
+                "SELECT k AS c0, s AS c1 FROM a WHERE x > 0 UNION ALL SELECT k, t FROM b UNION ALL SELECT a.k, b.t FROM a JOIN b ON a.k = b.k",
+                "SELECT k AS c0, s AS c1 FROM a UNION SELECT k, t FROM b WHERE z > 0",
+                "SELECT x AS c0 FROM a UNION SELECT z FROM b UNION SELECT k FROM a");
         return Arbitraries.oneOf(projection, aggregate, fixed).list().ofMinSize(1).ofMaxSize(3);
     }
 
