@@ -53,7 +53,7 @@ public final class MaterializedViews implements AutoCloseable {
         this.connection = connection;
         this.registry = new ViewRegistry(connection);
         this.catalog = new Catalog(connection);
-        this.compiler = new ViewCompiler(new SqlTree(connection), catalog, name -> views.containsKey(key(name)));
+        this.compiler = new ViewCompiler(new SqlTree(connection), catalog);
     }
 
     /** Views on the database of {@code connection}, restoring those its catalog already holds. */
@@ -110,6 +110,9 @@ public final class MaterializedViews implements AutoCloseable {
         checkName(name);
         String query = stripSemicolon(sql);
         MaintainedView existing = views.get(key(name));
+        if (existing != null && replace) {
+            refuseIfRead(name, "replaced");
+        }
         boolean replacingBroken = replace && broken.containsKey(key(name));
         if (existing == null && !replacingBroken && catalog.relationExists(name) || existing != null && !replace) {
             throw new MallardException(ErrorCode.USER_VIEW_EXISTS, "a table or view named " + name
@@ -148,6 +151,7 @@ public final class MaterializedViews implements AutoCloseable {
     }
 
     public void dropView(String name) {
+        refuseIfRead(name, "dropped");
         if (broken.containsKey(key(name))) {
             transaction(() -> dropInTransaction(name));
             LOG.info("materialized view dropped view={} broken=true", name);
@@ -219,9 +223,10 @@ public final class MaterializedViews implements AutoCloseable {
         if (registry.generation() != generation) {
             reload();
         }
+        Set<TableName> tracked = registry.tracked();
         Set<TableName> changed = new HashSet<>();
         long captured = 0;
-        for (TableName table : registry.tracked()) {
+        for (TableName table : tracked) {
             long pending = ChangeCapture.pending(connection, table);
             if (pending > 0) {
                 changed.add(table);
@@ -232,6 +237,9 @@ public final class MaterializedViews implements AutoCloseable {
             return 0;
         }
         long rows = 0;
+        String schema = catalog.currentSchema();
+        // Creation order is a topological order: a view can only read views that existed before it, and a
+        // view that others read can be neither dropped nor replaced.
         for (MaintainedView view : views.values()) {
             Set<TableName> touched = new HashSet<>(view.program().tables());
             touched.retainAll(changed);
@@ -240,8 +248,14 @@ public final class MaterializedViews implements AutoCloseable {
             }
             view.table().prepareOutput(connection);
             view.program().maintain(connection, touched);
-            rows += view.table().apply(connection);
+            long applied = view.table().apply(connection);
             view.table().dropScratch(connection);
+            rows += applied;
+            TableName own = new TableName(schema, view.name());
+            if (applied > 0 && tracked.contains(own)) {
+                // The view's own triggers captured what it just applied; the views that read it take it next.
+                changed.add(own);
+            }
         }
         for (TableName table : changed) {
             ChangeCapture.clear(connection, table);
@@ -359,6 +373,23 @@ public final class MaterializedViews implements AutoCloseable {
                 LOG.warn("materialized view cannot be maintained view={} reason=\"{}\" fix=\"DROP MATERIALIZED VIEW {} and create it again\"",
                         entry.name(), e.getMessage(), entry.name());
             }
+        }
+    }
+
+    /** Refuses to drop or replace a view that other views read (there is no CASCADE yet). */
+    private void refuseIfRead(String name, String verb) {
+        List<String> readers = new ArrayList<>();
+        for (MaintainedView view : views.values()) {
+            boolean reads = view.program().tables().stream()
+                    .anyMatch(t -> t.table().equalsIgnoreCase(name) && t.schema().equalsIgnoreCase(catalog.currentSchema()));
+            if (reads && !view.name().equalsIgnoreCase(name)) {
+                readers.add(view.name());
+            }
+        }
+        if (!readers.isEmpty()) {
+            throw new MallardException(ErrorCode.USER_VIEW_DEPENDED_ON, "materialized view " + name + " cannot be " + verb
+                    + " while " + String.join(", ", readers) + " read it; drop " + String.join(", ", readers)
+                    + " first (DROP ... CASCADE is not supported yet)");
         }
     }
 

@@ -12,23 +12,20 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.function.Predicate;
 
 /**
  * Reads a view's query from DuckDB's parse tree and compiles it into a {@link DeltaProgram}, or refuses it
  * naming the operator it cannot maintain. The families it maintains: projection and filter with any
  * deterministic scalar expression over inner joins (any ON condition) of base tables, and GROUP BY or global
- * aggregates with SUM, COUNT, COUNT(*), AVG, MIN and MAX, expressions over them and HAVING.
+ * aggregates with SUM, COUNT, COUNT(*), AVG, MIN and MAX, expressions over them and HAVING. A source may be
+ * another materialized view: its table is captured like any table.
  */
 final class ViewCompiler {
     private final SqlTree tree;
     private final Catalog catalog;
-    private final Predicate<String> isMaterializedView;
-
-    ViewCompiler(SqlTree tree, Catalog catalog, Predicate<String> isMaterializedView) {
+    ViewCompiler(SqlTree tree, Catalog catalog) {
         this.tree = tree;
         this.catalog = catalog;
-        this.isMaterializedView = isMaterializedView;
     }
 
     DeltaProgram compile(String view, String sql) {
@@ -379,10 +376,6 @@ final class ViewCompiler {
             }
             if (schema.equalsIgnoreCase(TableName.VIEWS_SCHEMA)) {
                 throw Refusal.unsupported(view, "Mallard's own table " + written, "define the view over your tables");
-            }
-            if (isMaterializedView.test(written) && schema.equalsIgnoreCase(catalog.currentSchema())) {
-                throw Refusal.unsupported(view, "a materialized view (" + written + ") as a source",
-                        "define the view over the base tables that " + written + " reads");
             }
             String finalSchema = schema;
             TableName name = catalog.table(schema, written).orElseThrow(() -> catalog.isView(finalSchema, written)

@@ -124,6 +124,34 @@ class MaterializedViewsTest {
     }
 
     @Test
+    void aViewOverAViewMovesInTheSameSync() {
+        String totals = "SELECT city, sum(amount) AS total, count(*) AS n FROM orders GROUP BY city";
+        String histogram = "SELECT n, count(*) AS cities FROM city_totals GROUP BY n";
+        String regional = "SELECT c.region, t.total FROM city_totals t JOIN cities c ON t.city = c.city";
+        views.createView("city_totals", totals);
+        views.createView("histogram", histogram);
+        views.createView("regional", regional);
+        DuckDb.run(connection, "INSERT INTO orders VALUES (14, 'Rome', 2, 2), (15, 'Bari', 1, 1)",
+                "DELETE FROM orders WHERE id = 1", "INSERT INTO cities VALUES ('Bari', 'south')");
+        views.sync();
+        assertThat(DuckDb.difference(connection, "city_totals", totals)).isZero();
+        assertThat(DuckDb.difference(connection, "histogram", histogram)).isZero();
+        assertThat(DuckDb.difference(connection, "regional", regional)).isZero();
+        assertThat(DuckDb.difference(connection, "histogram",
+                "SELECT n, count(*) FROM (" + totals + ") GROUP BY n")).isZero();
+
+        assertThatThrownBy(() -> views.dropView("city_totals"))
+                .isInstanceOfSatisfying(MallardException.class, e -> {
+                    assertThat(e.errorCode()).isEqualTo(ErrorCode.USER_VIEW_DEPENDED_ON);
+                    assertThat(e.getMessage()).contains("histogram", "regional");
+                });
+        views.dropView("regional");
+        views.dropView("histogram");
+        views.dropView("city_totals");
+        assertThat(DuckDb.rows(connection, "SELECT count(*) FROM duckdb_triggers()")).containsExactly("0");
+    }
+
+    @Test
     void selfJoinAndStarAreMaintained() {
         String query = "SELECT * FROM cities a JOIN cities b ON a.region = b.region";
         views.createView("pairs", query);

@@ -57,6 +57,11 @@ class ViewsEqualTheirQueryProperties {
         check(views, history);
     }
 
+    @Property
+    void viewsOverViewsEqualTheirQuery(@ForAll("cascades") List<String> views, @ForAll("histories") List<Batch> history) {
+        check(views, history);
+    }
+
     private void check(List<String> queries, List<Batch> history) {
         try (DuckDBConnection connection = DuckDb.open("jdbc:duckdb:");
                 MaterializedViews views = MaterializedViews.attach(connection)) {
@@ -159,6 +164,23 @@ class ViewsEqualTheirQueryProperties {
                 "SELECT k AS c0, s AS c1 FROM a UNION SELECT k, t FROM b WHERE z > 0",
                 "SELECT x AS c0 FROM a UNION SELECT z FROM b UNION SELECT k FROM a");
         return Arbitraries.oneOf(projection, aggregate, fixed).list().ofMinSize(1).ofMaxSize(3);
+    }
+
+    /** A first view over the tables, then views that read it (v0) and each other (v1). */
+    @Provide
+    Arbitrary<List<String>> cascades() {
+        Arbitrary<String> upstream = Arbitraries.of(
+                "SELECT k AS c0, sum(x) AS c1, count(*) AS c2 FROM a GROUP BY k",
+                "SELECT a.k AS c0, a.x AS c1, b.t AS c2 FROM a JOIN b ON a.k = b.k",
+                "SELECT DISTINCT k AS c0, s AS c1, x AS c2 FROM a");
+        Arbitrary<String> middle = Arbitraries.of(
+                "SELECT c2 AS d0, count(*) AS d1, min(c0) AS d2 FROM v0 GROUP BY c2",
+                "SELECT v0.c0 AS d0, v0.c1 AS d1, b.z AS d2 FROM v0 JOIN b ON v0.c0 = b.k",
+                "SELECT c0 AS d0, c1 AS d1, c2 AS d2 FROM v0 WHERE c1 IS NOT NULL");
+        Arbitrary<String> last = Arbitraries.of(
+                "SELECT d0, count(*) AS e1 FROM v1 GROUP BY d0",
+                "SELECT * FROM v1 UNION ALL SELECT c0, c1, c2 FROM v0");
+        return Combinators.combine(upstream, middle, last).as(List::of);
     }
 
     @Provide

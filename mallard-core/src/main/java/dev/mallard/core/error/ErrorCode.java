@@ -41,6 +41,8 @@ public enum ErrorCode {
             "No materialized view has the given name."),
     USER_VIEW_EXISTS("user.view.exists", ExitCode.USER_FAULT,
             "A table, view or materialized view already has the name a new materialized view asks for."),
+    USER_VIEW_DEPENDED_ON("user.view.depended_on", ExitCode.USER_FAULT,
+            "A materialized view that other materialized views read cannot be dropped or replaced; drop those first."),
     USER_VIEW_BROKEN("user.view.broken", ExitCode.USER_FAULT,
             "A materialized view can no longer be maintained: a table it reads was dropped or changed shape; drop the view and create it again."),
     USER_VIEW_DIVERGED("user.view.diverged", ExitCode.USER_FAULT,
