@@ -133,7 +133,14 @@ public final class MaterializedViews implements AutoCloseable {
                 }
             }
             Sql.update(connection, "CREATE TABLE " + Sql.quote(name) + " AS SELECT * FROM (" + query + "\n) AS q LIMIT 0");
-            ViewTable table = new ViewTable(name, viewColumns(name));
+            List<String> columns = viewColumns(name);
+            for (String column : columns) {
+                if (column.equalsIgnoreCase(Source.WEIGHT) || column.equalsIgnoreCase("rowid")) {
+                    throw Refusal.unsupported(name, "an output column named " + column,
+                            "alias it (AS ...): the maintainer uses that name for the weight and the row id");
+                }
+            }
+            ViewTable table = new ViewTable(name, columns);
             table.prepareOutput(connection);
             program.initialize(connection);
             table.apply(connection);

@@ -182,6 +182,7 @@ class MaterializedViewsTest {
         assertRefused("SELECT city FROM orders EXCEPT SELECT city FROM cities", "EXCEPT");
         assertRefused("SELECT city, count(*) FROM orders GROUP BY city UNION ALL SELECT city, 1 FROM cities", "UNION branch");
         assertRefused("SELECT count(DISTINCT city) FROM orders", "DISTINCT");
+        assertRefused("SELECT id AS rowid FROM orders", "rowid");
     }
 
     @Test
