@@ -22,8 +22,8 @@ final class ChangeCapture {
         String delta = table.deltaTable();
         String w = Source.WEIGHT;
         String list = columns.stream().map(Sql::quote).collect(Collectors.joining(", "));
-        Sql.update(connection, "CREATE TABLE IF NOT EXISTS " + delta + " AS SELECT " + list + ", 0::INTEGER AS " + w
-                + " FROM " + table.sql() + " LIMIT 0");
+        Sql.createEmpty(connection, "CREATE TABLE IF NOT EXISTS " + delta, "SELECT " + list + " FROM " + table.sql(),
+                w + " INTEGER");
         Sql.update(connection, "CREATE TRIGGER " + table.triggerName("insert") + " AFTER INSERT ON " + table.sql()
                 + " REFERENCING NEW TABLE AS mallard_new FOR EACH STATEMENT INSERT INTO " + delta
                 + " SELECT " + list + ", 1 FROM mallard_new");

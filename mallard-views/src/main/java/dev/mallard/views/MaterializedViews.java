@@ -132,7 +132,7 @@ public final class MaterializedViews implements AutoCloseable {
                     registry.track(table);
                 }
             }
-            Sql.update(connection, "CREATE TABLE " + Sql.quote(name) + " AS SELECT * FROM (" + query + "\n) AS q LIMIT 0");
+            Sql.createEmpty(connection, "CREATE TABLE " + Sql.quote(name), "SELECT * FROM (" + query + "\n) AS q", "");
             List<String> columns = viewColumns(name);
             for (String column : columns) {
                 if (column.equalsIgnoreCase(Source.WEIGHT) || column.equalsIgnoreCase("rowid")) {
@@ -149,6 +149,7 @@ public final class MaterializedViews implements AutoCloseable {
             program.maintain(connection, Set.copyOf(program.tables()));
             table.apply(connection);
             table.dropScratch(connection);
+            checkFilled(name, query);
             registry.add(name, query);
             generation = registry.bump();
             views.put(key(name), new MaintainedView(name, query, program, table));
@@ -207,6 +208,7 @@ public final class MaterializedViews implements AutoCloseable {
             view.program().initialize(connection);
             view.table().apply(connection);
             view.table().dropScratch(connection);
+            checkFilled(view.name(), view.sql());
         });
         refreshes++;
     }
@@ -315,6 +317,20 @@ public final class MaterializedViews implements AutoCloseable {
             connection.close();
         } catch (SQLException e) {
             throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "closing the views' DuckDB session failed: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * A freshly built view holds as many rows as its query returns. The check costs one more run of the
+     * query at CREATE and REFRESH; it is there because an engine fault that loses rows would otherwise
+     * leave a view that is silently wrong from its first row.
+     */
+    private void checkFilled(String name, String query) {
+        long rows = Sql.count(connection, "SELECT count(*) FROM " + Sql.quote(name));
+        long expected = Sql.count(connection, "SELECT count(*) FROM (" + query + "\n) AS q");
+        if (rows != expected) {
+            throw new MallardException(ErrorCode.SYSTEM_INTERNAL, "materialized view " + name + " was built with " + rows
+                    + " rows but its query returns " + expected + "; nothing was changed (please report this)");
         }
     }
 

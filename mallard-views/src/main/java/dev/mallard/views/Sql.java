@@ -50,6 +50,27 @@ final class Sql {
         }
     }
 
+    /**
+     * Creates an empty table with the columns (names and types) of a query, plus extra column definitions.
+     * Never {@code CREATE TABLE ... AS <query> LIMIT 0}: in DuckDB 2.0.0 a table created that way inside a
+     * transaction loses the rows a large parallel INSERT adds to it in the same transaction (scans see none),
+     * while a table created with column definitions keeps them.
+     *
+     * @param create the statement's head, e.g. {@code CREATE OR REPLACE TEMP TABLE x}
+     * @param extra further column definitions, e.g. {@code mallard_w INTEGER}, or empty
+     */
+    static void createEmpty(Connection connection, String create, String query, String extra) {
+        List<String> columns = new ArrayList<>();
+        for (String row : strings(connection, "SELECT column_name || chr(0) || column_type FROM (DESCRIBE " + query + "\n)")) {
+            String[] parts = row.split("\u0000", 2);
+            columns.add(quote(parts[0]) + " " + parts[1]);
+        }
+        if (!extra.isEmpty()) {
+            columns.add(extra);
+        }
+        update(connection, create + " (" + String.join(", ", columns) + ")");
+    }
+
     static long count(Connection connection, String sql) {
         List<String> values = strings(connection, sql);
         return values.isEmpty() || values.get(0) == null ? 0 : Long.parseLong(values.get(0));

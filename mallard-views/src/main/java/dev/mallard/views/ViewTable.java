@@ -32,8 +32,8 @@ final class ViewTable {
 
     /** An empty output table with the view's column types and a weight column. */
     void prepareOutput(Connection connection) {
-        Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + OUTPUT + " AS SELECT *, 0::INTEGER AS "
-                + Source.WEIGHT + " FROM " + relation + " LIMIT 0");
+        Sql.createEmpty(connection, "CREATE OR REPLACE TEMP TABLE " + OUTPUT, "SELECT * FROM " + relation,
+                Source.WEIGHT + " INTEGER");
     }
 
     /** Applies the output delta; returns how many view rows were deleted plus inserted. */
