@@ -80,7 +80,6 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
         recomputeExtremes(connection);
         // ...and come back as they are after it.
         writeRows(connection, state + " AS g", "1", touched("g"));
-        Sql.update(connection, "DROP TABLE " + DELTA);
     }
 
     @Override

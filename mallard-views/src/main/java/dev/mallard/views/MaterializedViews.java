@@ -42,6 +42,8 @@ public final class MaterializedViews implements AutoCloseable {
     private final Map<String, MaintainedView> views = new LinkedHashMap<>();
     private final Map<String, String> broken = new LinkedHashMap<>();
     private long generation = -1;
+    /** The catalog's tracked tables, as of {@link #generation}. */
+    private Set<TableName> trackedTables = Set.of();
     private long syncs;
     private long deltaSyncs;
     private long capturedRows;
@@ -152,6 +154,7 @@ public final class MaterializedViews implements AutoCloseable {
             checkFilled(name, query);
             registry.add(name, query);
             generation = registry.bump();
+            trackedTables = Set.copyOf(registry.tracked());
             views.put(key(name), new MaintainedView(name, query, program, table));
         });
         LOG.info("materialized view created view={} program={} tables={}", name,
@@ -194,6 +197,7 @@ public final class MaterializedViews implements AutoCloseable {
                 registry.untrack(table);
             }
         }
+        trackedTables = Set.copyOf(registry.tracked());
     }
 
     /** Recomputes the view from its tables (the safety net for changes the triggers could not see). */
@@ -232,7 +236,7 @@ public final class MaterializedViews implements AutoCloseable {
         if (registry.generation() != generation) {
             reload();
         }
-        Set<TableName> tracked = registry.tracked();
+        Set<TableName> tracked = trackedTables;
         Set<TableName> changed = new HashSet<>();
         long captured = 0;
         for (TableName table : tracked) {
@@ -257,8 +261,8 @@ public final class MaterializedViews implements AutoCloseable {
             }
             view.table().prepareOutput(connection);
             view.program().maintain(connection, touched);
+            // The scratch tables stay (temporary, this connection's): the next view replaces them.
             long applied = view.table().apply(connection);
-            view.table().dropScratch(connection);
             rows += applied;
             TableName own = new TableName(schema, view.name());
             if (applied > 0 && tracked.contains(own)) {
@@ -380,6 +384,7 @@ public final class MaterializedViews implements AutoCloseable {
         views.clear();
         broken.clear();
         generation = registry.generation();
+        trackedTables = Set.copyOf(registry.tracked());
         for (ViewRegistry.Entry entry : registry.views()) {
             try {
                 DeltaProgram program = compiler.compile(entry.name(), entry.sql());

@@ -60,15 +60,18 @@ final class Sql {
      * @param extra further column definitions, e.g. {@code mallard_w INTEGER}, or empty
      */
     static void createEmpty(Connection connection, String create, String query, String extra) {
+        String columns = columnDefinitions(connection, query);
+        update(connection, create + " (" + columns + (extra.isEmpty() ? "" : ", " + extra) + ")");
+    }
+
+    /** {@code "name" TYPE, ...} for the columns of a query, from DESCRIBE. */
+    static String columnDefinitions(Connection connection, String query) {
         List<String> columns = new ArrayList<>();
         for (String row : strings(connection, "SELECT column_name || chr(0) || column_type FROM (DESCRIBE " + query + "\n)")) {
             String[] parts = row.split("\u0000", 2);
             columns.add(quote(parts[0]) + " " + parts[1]);
         }
-        if (!extra.isEmpty()) {
-            columns.add(extra);
-        }
-        update(connection, create + " (" + String.join(", ", columns) + ")");
+        return String.join(", ", columns);
     }
 
     static long count(Connection connection, String sql) {

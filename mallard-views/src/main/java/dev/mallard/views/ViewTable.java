@@ -19,6 +19,8 @@ final class ViewTable {
     private final String view;
     private final String relation;
     private final List<String> columns;
+    /** The output table's column definitions, read once: a view's columns never change. */
+    private String outputColumns;
 
     ViewTable(String view, List<String> columns) {
         this.view = view;
@@ -32,8 +34,10 @@ final class ViewTable {
 
     /** An empty output table with the view's column types and a weight column. */
     void prepareOutput(Connection connection) {
-        Sql.createEmpty(connection, "CREATE OR REPLACE TEMP TABLE " + OUTPUT, "SELECT * FROM " + relation,
-                Source.WEIGHT + " INTEGER");
+        if (outputColumns == null) {
+            outputColumns = Sql.columnDefinitions(connection, "SELECT * FROM " + relation) + ", " + Source.WEIGHT + " INTEGER";
+        }
+        Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + OUTPUT + " (" + outputColumns + ")");
     }
 
     /** Applies the output delta; returns how many view rows were deleted plus inserted. */
