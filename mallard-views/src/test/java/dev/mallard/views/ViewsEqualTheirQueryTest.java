@@ -24,7 +24,7 @@ import org.duckdb.DuckDBConnection;
  * <p>The default run is bounded (see junit-platform.properties); {@code -Djqwik.tries.default=2000} runs
  * more tries per family.
  */
-class ViewsEqualTheirQueryProperties {
+class ViewsEqualTheirQueryTest {
     private static final List<String> A_EXPRESSIONS = List.of("x", "k", "s", "y", "x + 1", "coalesce(x, -1)",
             "CASE WHEN x > 0 THEN s ELSE 'neg' END", "y * 2", "s || 'z'", "x % 3", "abs(x) + k", "k IS NULL",
             "CAST(y AS INTEGER)", "greatest(x, k)");
