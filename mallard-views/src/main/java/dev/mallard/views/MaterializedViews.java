@@ -80,7 +80,7 @@ public final class MaterializedViews implements AutoCloseable {
     private void restore() {
         registry.ensure();
         reload();
-        LOG.info("views attached views={} broken={}", views.size(), broken.size());
+        LOG.debug("views attached views={} broken={}", views.size(), broken.size());
     }
 
     /**
