@@ -22,7 +22,7 @@ import java.util.regex.Pattern;
  * <p>Recognised: {@code CREATE [OR REPLACE] MATERIALIZED VIEW [IF NOT EXISTS] v AS <query>},
  * {@code DROP MATERIALIZED VIEW [IF EXISTS] v}, {@code REFRESH MATERIALIZED VIEW v}, and as whole statements
  * {@code SELECT dbsp_sync()}, {@code SELECT dbsp_auto_sync(true|false)}, {@code SELECT * FROM dbsp_stats()},
- * {@code SELECT * FROM dbsp_query('v')}, {@code SELECT dbsp_create_view('v', '<query>')},
+ * {@code SELECT * FROM dbsp_query('v')}, {@code SELECT * FROM dbsp_check()}, {@code SELECT dbsp_create_view('v', '<query>')},
  * {@code SELECT dbsp_drop_view('v')}.
  */
 public final class ViewSql {
@@ -41,6 +41,7 @@ public final class ViewSql {
     private static final Pattern QUERY = Pattern.compile("^\\s*SELECT\\s+\\*\\s+FROM\\s+dbsp_query\\s*\\(\\s*" + STRING + "\\s*\\)" + END, FLAGS);
     private static final Pattern CREATE_CALL = Pattern.compile(
             "^\\s*SELECT\\s+dbsp_create_view\\s*\\(\\s*" + STRING + "\\s*,\\s*" + STRING + "\\s*\\)" + END, FLAGS);
+    private static final Pattern CHECK = Pattern.compile("^\\s*SELECT\\s+\\*\\s+FROM\\s+dbsp_check\\s*\\(\\s*\\)" + END, FLAGS);
     private static final Pattern DROP_CALL = Pattern.compile("^\\s*SELECT\\s+dbsp_drop_view\\s*\\(\\s*" + STRING + "\\s*\\)" + END, FLAGS);
 
     private final MaterializedViews views;
@@ -106,6 +107,14 @@ public final class ViewSql {
             views.definition(name);
             views.sync();
             return query("SELECT * FROM " + Sql.quote(name));
+        }
+        if (CHECK.matcher(sql).matches()) {
+            List<String> rows = new ArrayList<>();
+            for (String name : views.names()) {
+                rows.add("(" + Sql.literal(name) + ", " + views.check(name) + "::BIGINT)");
+            }
+            return query(rows.isEmpty() ? "SELECT NULL::VARCHAR AS view, NULL::BIGINT AS differing_rows WHERE false"
+                    : "SELECT * FROM (VALUES " + String.join(", ", rows) + ") AS dbsp_check(view, differing_rows)");
         }
         if ((m = CREATE_CALL.matcher(sql)).matches()) {
             views.createView(unescape(m.group(1)), unescape(m.group(2)));

@@ -100,6 +100,25 @@ class ViewSqlTest {
     }
 
     @Test
+    void dbspCheckFindsAViewWrittenBehindTheMaintainersBack() throws SQLException {
+        run("CREATE TABLE t (x INTEGER)");
+        run("INSERT INTO t VALUES (1), (2)");
+        run("CREATE MATERIALIZED VIEW v AS SELECT x FROM t");
+        run("CREATE MATERIALIZED VIEW w AS SELECT count(*) AS n FROM t");
+        DuckDb.run(connection, "INSERT INTO v VALUES (7)");
+        Map<String, Long> differing = new HashMap<>();
+        try (ViewSql.Result result = sql.execute("SELECT * FROM dbsp_check()")) {
+            ResultSet rows = result.rows().orElseThrow();
+            while (rows.next()) {
+                differing.put(rows.getString("view"), rows.getLong("differing_rows"));
+            }
+        }
+        assertThat(differing).containsEntry("v", 1L).containsEntry("w", 0L);
+        run("REFRESH MATERIALIZED VIEW v");
+        assertThat(views.check("v")).isZero();
+    }
+
+    @Test
     void otherStatementsPassThroughToDuckDb() throws SQLException {
         try (ViewSql.Result result = sql.execute("SELECT 40 + 2 AS answer")) {
             ResultSet rows = result.rows().orElseThrow();
