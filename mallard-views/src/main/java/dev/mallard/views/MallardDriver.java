@@ -111,7 +111,7 @@ public final class MallardDriver implements Driver {
                     case "createStatement" -> {
                         Statement statement = (Statement) delegate(duck, method, args);
                         return Proxy.newProxyInstance(MallardDriver.class.getClassLoader(), new Class<?>[] {Statement.class},
-                                new StatementHandler(statement, front, (Connection) proxy));
+                                new StatementHandler(statement, front, views, duck, (Connection) proxy));
                     }
                     case "prepareStatement" -> {
                         PreparedStatement statement = (PreparedStatement) delegate(duck, method, args);
@@ -160,12 +160,16 @@ public final class MallardDriver implements Driver {
     private static final class StatementHandler implements InvocationHandler {
         private final Statement statement;
         private final ViewSql front;
+        private final MaterializedViews views;
+        private final DuckDBConnection duck;
         private final Connection connection;
         private ViewSql.Result current;
 
-        StatementHandler(Statement statement, ViewSql front, Connection connection) {
+        StatementHandler(Statement statement, ViewSql front, MaterializedViews views, DuckDBConnection duck, Connection connection) {
             this.statement = statement;
             this.front = front;
+            this.views = views;
+            this.duck = duck;
             this.connection = connection;
         }
 
@@ -204,6 +208,14 @@ public final class MallardDriver implements Driver {
                     }
                     case "getConnection" -> {
                         return connection;
+                    }
+                    case "executeBatch", "executeLargeBatch" -> {
+                        // A batch runs in DuckDB as it is (no view statements in it); its writes are synced.
+                        Object counts = delegate(statement, method, args);
+                        if (front.autoSync() && duck.getAutoCommit()) {
+                            views.sync();
+                        }
+                        return counts;
                     }
                     case "close" -> {
                         closeCurrent();

@@ -29,6 +29,10 @@ class MallardDriverTest {
             }
             assertThat(statement.executeUpdate("INSERT INTO sales VALUES ('north', 2), ('south', 1)")).isEqualTo(2);
             assertThat(DuckDb.rows(connection, "SELECT * FROM totals")).containsExactly("north|7", "south|1");
+            statement.addBatch("INSERT INTO sales VALUES ('east', 4)");
+            statement.addBatch("DELETE FROM sales WHERE region = 'south'");
+            statement.executeBatch();
+            assertThat(DuckDb.rows(connection, "SELECT * FROM totals")).containsExactly("east|4", "north|7");
             assertThat(connection.unwrap(DuckDBConnection.class)).isNotNull();
         }
     }
