@@ -183,6 +183,7 @@ public final class MaterializedViews implements AutoCloseable {
     }
 
     private void dropInTransaction(String name) {
+        new ViewTable(name, List.of()).dropChanges(connection);
         Sql.update(connection, "DROP TABLE IF EXISTS " + Sql.quote(name));
         Sql.update(connection, "DROP TABLE IF EXISTS " + AggregateProgram.stateTable(name));
         registry.remove(name);
@@ -300,6 +301,23 @@ public final class MaterializedViews implements AutoCloseable {
                     name, differing[0], name);
         }
         return differing[0];
+    }
+
+    /**
+     * The view's last applied change, on the views' own connection: the view's columns and {@code weight}
+     * (+k: k copies of the row were inserted, -k: deleted), consolidated; empty when no sync of this
+     * attachment has changed the view. Closing the result closes its statement.
+     */
+    public ResultSet changes(String name) {
+        MaintainedView view = maintained(name);
+        try {
+            Statement statement = connection.createStatement();
+            statement.closeOnCompletion();
+            return statement.executeQuery(view.table().changesQuery(connection));
+        } catch (SQLException e) {
+            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "reading the changes of " + name + " failed: "
+                    + e.getMessage(), e);
+        }
     }
 
     /** Syncs, then reads the view on the attached connection; closing the result closes its statement. */

@@ -22,7 +22,7 @@ import java.util.regex.Pattern;
  * <p>Recognised: {@code CREATE [OR REPLACE] MATERIALIZED VIEW [IF NOT EXISTS] v AS <query>},
  * {@code DROP MATERIALIZED VIEW [IF EXISTS] v}, {@code REFRESH MATERIALIZED VIEW v}, and as whole statements
  * {@code SELECT dbsp_sync()}, {@code SELECT dbsp_auto_sync(true|false)}, {@code SELECT * FROM dbsp_stats()},
- * {@code SELECT * FROM dbsp_query('v')}, {@code SELECT * FROM dbsp_check()}, {@code SELECT dbsp_create_view('v', '<query>')},
+ * {@code SELECT * FROM dbsp_query('v')}, {@code SELECT * FROM dbsp_changes('v')}, {@code SELECT * FROM dbsp_check()}, {@code SELECT dbsp_create_view('v', '<query>')},
  * {@code SELECT dbsp_drop_view('v')}.
  */
 public final class ViewSql {
@@ -42,6 +42,7 @@ public final class ViewSql {
     private static final Pattern CREATE_CALL = Pattern.compile(
             "^\\s*SELECT\\s+dbsp_create_view\\s*\\(\\s*" + STRING + "\\s*,\\s*" + STRING + "\\s*\\)" + END, FLAGS);
     private static final Pattern CHECK = Pattern.compile("^\\s*SELECT\\s+\\*\\s+FROM\\s+dbsp_check\\s*\\(\\s*\\)" + END, FLAGS);
+    private static final Pattern CHANGES = Pattern.compile("^\\s*SELECT\\s+\\*\\s+FROM\\s+dbsp_changes\\s*\\(\\s*" + STRING + "\\s*\\)" + END, FLAGS);
     private static final Pattern DROP_CALL = Pattern.compile("^\\s*SELECT\\s+dbsp_drop_view\\s*\\(\\s*" + STRING + "\\s*\\)" + END, FLAGS);
 
     private final MaterializedViews views;
@@ -107,6 +108,14 @@ public final class ViewSql {
             views.definition(name);
             views.sync();
             return query("SELECT * FROM " + Sql.quote(name));
+        }
+        if ((m = CHANGES.matcher(sql)).matches()) {
+            ResultSet rows = views.changes(unescape(m.group(1)));
+            try {
+                return new Result(rows.getStatement(), rows, -1, null);
+            } catch (SQLException e) {
+                throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "reading the changes failed: " + e.getMessage(), e);
+            }
         }
         if (CHECK.matcher(sql).matches()) {
             List<String> rows = new ArrayList<>();

@@ -14,10 +14,11 @@ import java.util.stream.Collectors;
  */
 final class ViewTable {
     static final String OUTPUT = "mallard_out";
-    private static final String NET = "mallard_net";
 
     private final String view;
     private final String relation;
+    /** The last applied change, consolidated: kept (temporary, per connection) for {@code dbsp_changes}. */
+    private final String net;
     private final List<String> columns;
     /** The output table's column definitions, read once: a view's columns never change. */
     private String outputColumns;
@@ -25,11 +26,23 @@ final class ViewTable {
     ViewTable(String view, List<String> columns) {
         this.view = view;
         this.relation = Sql.quote(view);
+        this.net = "temp.main." + Sql.quote("mallard_changes$" + view);
         this.columns = List.copyOf(columns);
     }
 
     String relation() {
         return relation;
+    }
+
+    /**
+     * The view's last applied change: its columns and {@code weight} (+k rows inserted, -k deleted), or no rows
+     * when nothing was applied since this connection attached.
+     */
+    String changesQuery(Connection connection) {
+        boolean kept = !Sql.strings(connection, "SELECT 1 FROM duckdb_tables() WHERE temporary AND table_name = ?",
+                "mallard_changes$" + view).isEmpty();
+        String source = kept ? net : "(SELECT *, 0::INTEGER AS " + Source.WEIGHT + " FROM " + relation + " LIMIT 0)";
+        return "SELECT * EXCLUDE (" + Source.WEIGHT + "), " + Source.WEIGHT + " AS weight FROM " + source + " AS c";
     }
 
     /** An empty output table with the view's column types and a weight column. */
@@ -45,10 +58,10 @@ final class ViewTable {
         String w = Source.WEIGHT;
         String list = columns.stream().map(Sql::quote).collect(Collectors.joining(", "));
         String netList = columns.stream().map(c -> "n." + Sql.quote(c)).collect(Collectors.joining(", "));
-        Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + NET + " AS SELECT " + list + ", sum(" + w + ") AS " + w
+        Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + net + " AS SELECT " + list + ", sum(" + w + ") AS " + w
                 + " FROM " + OUTPUT + " GROUP BY " + list + " HAVING sum(" + w + ") <> 0");
         String[] shape = Sql.strings(connection, "SELECT CAST(coalesce(sum(-" + w + ") FILTER (WHERE " + w + " < 0), 0) AS BIGINT) "
-                + "|| ',' || CAST(coalesce(max(" + w + "), 0) AS BIGINT) FROM " + NET).get(0).split(",");
+                + "|| ',' || CAST(coalesce(max(" + w + "), 0) AS BIGINT) FROM " + net).get(0).split(",");
         long expectedDeletes = Long.parseLong(shape[0]);
         long mostCopies = Long.parseLong(shape[1]);
         long deleted = 0;
@@ -58,7 +71,7 @@ final class ViewTable {
                     .collect(Collectors.joining(" AND "));
             deleted = Sql.update(connection, "DELETE FROM " + relation + " WHERE rowid IN (SELECT r FROM (SELECT v.rowid AS r, "
                     + "row_number() OVER (PARTITION BY n.rowid) AS copy, -n." + w + " AS wanted FROM "
-                    + relation + " AS v JOIN " + NET + " AS n ON " + match + " WHERE n." + w + " < 0) "
+                    + relation + " AS v JOIN " + net + " AS n ON " + match + " WHERE n." + w + " < 0) "
                     + "WHERE copy <= wanted)");
             if (deleted != expectedDeletes) {
                 throw new MallardException(ErrorCode.USER_VIEW_DIVERGED, "materialized view " + view + " should lose "
@@ -68,19 +81,23 @@ final class ViewTable {
         }
         long inserted = 0;
         if (mostCopies > 0) {
-            inserted = Sql.update(connection, "INSERT INTO " + relation + " SELECT " + netList + " FROM " + NET + " AS n WHERE n."
+            inserted = Sql.update(connection, "INSERT INTO " + relation + " SELECT " + netList + " FROM " + net + " AS n WHERE n."
                     + w + " > 0");
         }
         if (mostCopies > 1) {
             // A row gained more than one copy: the extra copies, one per number below its weight.
-            inserted += Sql.update(connection, "INSERT INTO " + relation + " SELECT " + netList + " FROM " + NET + " AS n, "
+            inserted += Sql.update(connection, "INSERT INTO " + relation + " SELECT " + netList + " FROM " + net + " AS n, "
                     + "range(CAST(n." + w + " AS BIGINT) - 1) WHERE n." + w + " > 1");
         }
         return deleted + inserted;
     }
 
+    void dropChanges(Connection connection) {
+        Sql.update(connection, "DROP TABLE IF EXISTS " + net);
+    }
+
     void dropScratch(Connection connection) {
         Sql.update(connection, "DROP TABLE IF EXISTS " + OUTPUT);
-        Sql.update(connection, "DROP TABLE IF EXISTS " + NET);
+        Sql.update(connection, "DROP TABLE IF EXISTS " + net);
     }
 }

@@ -119,6 +119,30 @@ class ViewSqlTest {
     }
 
     @Test
+    void dbspChangesShowsTheLastSyncsSignedDelta() throws SQLException {
+        run("CREATE TABLE t (g VARCHAR, x INTEGER)");
+        run("INSERT INTO t VALUES ('a', 1), ('b', 2)");
+        run("CREATE MATERIALIZED VIEW sums AS SELECT g, sum(x) AS total FROM t GROUP BY g");
+        assertThat(changes()).isEmpty();
+        run("UPDATE t SET x = 5 WHERE g = 'a'");
+        assertThat(changes()).containsExactly("a|1|-1", "a|5|1");
+        run("INSERT INTO t VALUES ('c', 3), ('c', 3)");
+        assertThat(changes()).containsExactly("c|6|1");
+    }
+
+    private java.util.List<String> changes() throws SQLException {
+        java.util.List<String> rows = new java.util.ArrayList<>();
+        try (ViewSql.Result result = sql.execute("SELECT * FROM dbsp_changes('sums')")) {
+            ResultSet set = result.rows().orElseThrow();
+            while (set.next()) {
+                rows.add(set.getString(1) + "|" + set.getString(2) + "|" + set.getString("weight"));
+            }
+        }
+        rows.sort(null);
+        return rows;
+    }
+
+    @Test
     void otherStatementsPassThroughToDuckDb() throws SQLException {
         try (ViewSql.Result result = sql.execute("SELECT 40 + 2 AS answer")) {
             ResultSet rows = result.rows().orElseThrow();
