@@ -33,7 +33,7 @@ class SqlCommandTest {
 
         assertThat(run("sql", database, "--format", "csv", "-c", "SELECT * FROM totals ORDER BY region"))
                 .isEqualTo("region,total\nnorth,6\nsouth,7\n");
-        assertThat(run("sql", database, "--format", "jsonl", "-c", "SELECT * FROM totals ORDER BY region"))
-                .isEqualTo("{\"region\":\"north\",\"total\":\"6\"}\n{\"region\":\"south\",\"total\":\"7\"}\n");
+        assertThat(run("sql", database, "--format", "jsonl", "-c", "SELECT region, CAST(total AS INTEGER) AS total FROM totals ORDER BY region"))
+                .isEqualTo("{\"region\":\"north\",\"total\":6}\n{\"region\":\"south\",\"total\":7}\n");
     }
 }
