@@ -10,6 +10,7 @@ import picocli.CommandLine.Command;
             DemoCommand.class,
             RunCommand.class,
             TailCommand.class,
+            SqlCommand.class,
             DevCommand.class,
             ValidateCommand.class,
             ConfigCommand.class,

@@ -1,0 +1,39 @@
+package dev.mallard.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+class SqlCommandTest {
+    @TempDir
+    Path dir;
+
+    private String run(String... args) {
+        StringWriter out = new StringWriter();
+        CommandLine commandLine = new CommandLine(new MallardCommand());
+        commandLine.setOut(new PrintWriter(out));
+        int exit = commandLine.execute(args);
+        assertThat(exit).as(out.toString()).isZero();
+        return out.toString();
+    }
+
+    @Test
+    void aViewCreatedInOneRunIsMaintainedAndReadInTheNext() {
+        String database = dir.resolve("shop.duckdb").toString();
+        run("sql", database, "-c", "CREATE TABLE sales (region VARCHAR, amount INTEGER); "
+                + "INSERT INTO sales VALUES ('north', 5), ('south', 7); "
+                + "CREATE MATERIALIZED VIEW totals AS SELECT region, sum(amount) AS total FROM sales GROUP BY region");
+        String table = run("sql", database, "-c", "INSERT INTO sales VALUES ('north', 1); SELECT * FROM totals ORDER BY region");
+        assertThat(table).isEqualTo("OK 1\nregion | total\n-------+------\nnorth  | 6\nsouth  | 7\n(2 rows)\n");
+
+        assertThat(run("sql", database, "--format", "csv", "-c", "SELECT * FROM totals ORDER BY region"))
+                .isEqualTo("region,total\nnorth,6\nsouth,7\n");
+        assertThat(run("sql", database, "--format", "jsonl", "-c", "SELECT region, CAST(total AS INTEGER) AS total FROM totals ORDER BY region"))
+                .isEqualTo("{\"region\":\"north\",\"total\":6}\n{\"region\":\"south\",\"total\":7}\n");
+    }
+}

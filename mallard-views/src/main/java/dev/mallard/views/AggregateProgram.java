@@ -1,0 +1,210 @@
+package dev.mallard.views;
+
+import static java.util.Objects.requireNonNull;
+
+import java.sql.Connection;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/**
+ * GROUP BY (or a global aggregate) over the source. The state table holds one row per group: the key columns
+ * {@code k_j}, the group's row count, and each slot's running sums and counts, so SUM, COUNT and AVG move by
+ * the delta alone. MIN and MAX move by the delta for groups that only gained rows; a group a delete touched
+ * is recomputed from the base tables, restricted to that group. The view's delta is the touched groups'
+ * old output rows with weight -1 and their new ones with weight +1.
+ *
+ * <p>SELECT DISTINCT and UNION (without ALL) are the same program with keys and no aggregate: a row's count
+ * in the state is its multiplicity, and the view holds each row once while the count is positive.
+ *
+ * @param inputs the branches feeding the state; each gives the key columns {@code k_j} and then the aggregate
+ *     arguments {@code a_i} (for the slots that have one), aliased
+ * @param keyCount how many key columns, 0 for a global aggregate
+ * @param outputs the view's columns in terms of the state columns
+ * @param having the HAVING condition in terms of the state columns
+ */
+record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<AggregateSlot> slots, List<String> outputs,
+        Optional<String> having) implements DeltaProgram {
+    static final String COUNT = "mallard_count";
+    private static final String NEGATIVES = "mallard_negatives";
+    private static final String DELTA = "mallard_group_delta";
+
+    AggregateProgram {
+        requireNonNull(view, "view is null");
+        inputs = List.copyOf(inputs);
+        slots = List.copyOf(slots);
+        outputs = List.copyOf(outputs);
+        requireNonNull(having, "having is null");
+    }
+
+    String stateTable() {
+        return stateTable(view);
+    }
+
+    static String stateTable(String view) {
+        return TableName.VIEWS_SCHEMA + "." + Sql.quote("state$" + view);
+    }
+
+    @Override
+    public List<TableName> tables() {
+        return Branch.tables(inputs);
+    }
+
+    @Override
+    public void initialize(Connection connection) {
+        Sql.update(connection, "CREATE OR REPLACE TABLE " + stateTable() + " AS SELECT * EXCLUDE (" + NEGATIVES + ") FROM ("
+                + grouped(Branch.current(inputs)) + ")");
+        if (keyCount != 0) {
+            Sql.update(connection, "DELETE FROM " + stateTable() + " WHERE " + COUNT + " = 0");
+        }
+        writeRows(connection, stateTable() + " AS g", "1", "TRUE");
+    }
+
+    @Override
+    public void maintain(Connection connection, Set<TableName> changed) {
+        String state = stateTable();
+        Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + DELTA + " AS " + grouped(Branch.delta(inputs, changed)));
+        // The touched groups' rows leave the view as they were before the state moves...
+        writeRows(connection, state + " AS g", "-1", touched("g"));
+        if (keyCount == 0) {
+            Sql.update(connection, "UPDATE " + state + " AS g SET " + merged() + " FROM " + DELTA + " AS d");
+        } else {
+            Sql.update(connection, "MERGE INTO " + state + " AS g USING " + DELTA + " AS d ON (" + match("g", "d") + ") "
+                    + "WHEN MATCHED AND g." + COUNT + " + d." + COUNT + " = 0 THEN DELETE "
+                    + "WHEN MATCHED THEN UPDATE SET " + merged() + " "
+                    + "WHEN NOT MATCHED AND d." + COUNT + " <> 0 THEN INSERT (" + String.join(", ", stateColumns())
+                    + ") VALUES (" + fresh() + ")");
+        }
+        recomputeExtremes(connection);
+        // ...and come back as they are after it.
+        writeRows(connection, state + " AS g", "1", touched("g"));
+    }
+
+    @Override
+    public void dropState(Connection connection) {
+        Sql.update(connection, "DROP TABLE IF EXISTS " + stateTable());
+    }
+
+    private List<String> keyColumns() {
+        List<String> columns = new ArrayList<>();
+        for (int j = 0; j < keyCount; j++) {
+            columns.add("k" + j);
+        }
+        return columns;
+    }
+
+    private List<String> stateColumns() {
+        List<String> columns = new ArrayList<>(keyColumns());
+        columns.add(COUNT);
+        for (AggregateSlot slot : slots) {
+            if (slot.keepsSum()) {
+                columns.add(slot.sum());
+            }
+            if (slot.keepsCount()) {
+                columns.add(slot.count());
+            }
+            if (slot.isExtreme()) {
+                columns.add(slot.extreme());
+            }
+        }
+        return columns;
+    }
+
+    /**
+     * Groups weighted rows into per-group changes. Every weight is +1 or -1 (a trigger writes one of those
+     * and a join term multiplies them), so a sum splits into the added and the removed arguments, which keeps
+     * DuckDB's own result type for SUM (HUGEINT for integers, DECIMAL(38,s), DOUBLE).
+     */
+    private String grouped(String weightedRows) {
+        String w = Source.WEIGHT;
+        List<String> columns = new ArrayList<>(keyColumns());
+        columns.add("coalesce(sum(" + w + "), 0) AS " + COUNT);
+        for (AggregateSlot slot : slots) {
+            String a = slot.argumentColumn();
+            if (slot.keepsSum()) {
+                columns.add("coalesce(sum(" + a + ") FILTER (WHERE " + w + " > 0), 0) - coalesce(sum(" + a
+                        + ") FILTER (WHERE " + w + " < 0), 0) AS " + slot.sum());
+            }
+            if (slot.keepsCount()) {
+                columns.add("coalesce(sum(CASE WHEN " + a + " IS NOT NULL THEN " + w + " ELSE 0 END), 0) AS " + slot.count());
+            }
+            if (slot.isExtreme()) {
+                columns.add(slot.extremeFunction() + "(" + a + ") FILTER (WHERE " + w + " > 0) AS " + slot.extreme());
+            }
+        }
+        columns.add("count(*) FILTER (WHERE " + w + " < 0) AS " + NEGATIVES);
+        String sql = "SELECT " + String.join(", ", columns) + " FROM (" + weightedRows + ") AS src";
+        return keyCount == 0 ? sql : sql + " GROUP BY " + String.join(", ", keyColumns());
+    }
+
+    private String merged() {
+        List<String> sets = new ArrayList<>();
+        sets.add(COUNT + " = g." + COUNT + " + d." + COUNT);
+        for (AggregateSlot slot : slots) {
+            if (slot.keepsSum()) {
+                sets.add(slot.sum() + " = g." + slot.sum() + " + d." + slot.sum());
+            }
+            if (slot.keepsCount()) {
+                sets.add(slot.count() + " = g." + slot.count() + " + d." + slot.count());
+            }
+            if (slot.isExtreme()) {
+                // NULL marks a group a delete touched; recomputeExtremes fills it from the base tables.
+                sets.add(slot.extreme() + " = CASE WHEN d." + NEGATIVES + " = 0 THEN " + slot.extremeCombiner() + "(g."
+                        + slot.extreme() + ", d." + slot.extreme() + ") END");
+            }
+        }
+        return String.join(", ", sets);
+    }
+
+    private String fresh() {
+        List<String> values = new ArrayList<>();
+        for (String column : stateColumns()) {
+            boolean extreme = slots.stream().anyMatch(s -> s.isExtreme() && s.extreme().equals(column));
+            values.add(extreme ? "CASE WHEN d." + NEGATIVES + " = 0 THEN d." + column + " END" : "d." + column);
+        }
+        return String.join(", ", values);
+    }
+
+    private void recomputeExtremes(Connection connection) {
+        List<AggregateSlot> extremes = slots.stream().filter(AggregateSlot::isExtreme).toList();
+        if (extremes.isEmpty()) {
+            return;
+        }
+        List<String> columns = new ArrayList<>(keyColumns());
+        extremes.forEach(s -> columns.add(s.extremeFunction() + "(" + s.argumentColumn() + ") AS " + s.extreme()));
+        String deleted = "EXISTS (SELECT 1 FROM " + DELTA + " AS d WHERE d." + NEGATIVES + " > 0 AND " + match("src", "d") + ")";
+        String recomputed = "SELECT " + String.join(", ", columns) + " FROM (" + Branch.current(inputs)
+                + ") AS src WHERE " + deleted + (keyCount == 0 ? "" : " GROUP BY " + String.join(", ", keyColumns()));
+        String sets = extremes.stream().map(s -> s.extreme() + " = r." + s.extreme()).collect(Collectors.joining(", "));
+        Sql.update(connection, "UPDATE " + stateTable() + " AS g SET " + sets + " FROM (" + recomputed + ") AS r WHERE "
+                + match("g", "r") + " AND EXISTS (SELECT 1 FROM " + DELTA + " AS d WHERE d." + NEGATIVES + " > 0 AND "
+                + match("g", "d") + ")");
+    }
+
+    /** Writes the output rows of the groups in {@code from} with a weight, if they are visible. */
+    private void writeRows(Connection connection, String from, String weight, String filter) {
+        String visible = keyCount == 0 ? "TRUE" : COUNT + " > 0";
+        if (having.isPresent()) {
+            visible = visible + " AND (" + having.get() + ")";
+        }
+        Sql.update(connection, "INSERT INTO " + ViewTable.OUTPUT + " SELECT " + String.join(", ", outputs) + ", " + weight
+                + " FROM " + from + " WHERE " + filter + " AND " + visible);
+    }
+
+    private String touched(String alias) {
+        return "EXISTS (SELECT 1 FROM " + DELTA + " AS d WHERE " + match(alias, "d") + ")";
+    }
+
+    private String match(String left, String right) {
+        if (keyCount == 0) {
+            return "TRUE";
+        }
+        List<String> terms = new ArrayList<>();
+        for (String key : keyColumns()) {
+            terms.add(left + "." + key + " IS NOT DISTINCT FROM " + right + "." + key);
+        }
+        return String.join(" AND ", terms);
+    }
+}

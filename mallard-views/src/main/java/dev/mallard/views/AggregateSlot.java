@@ -1,0 +1,69 @@
+package dev.mallard.views;
+
+import static java.util.Objects.requireNonNull;
+
+import java.util.Optional;
+
+/**
+ * One aggregate call of a view, with the state columns that carry it across syncs (slot index i):
+ * SUM and AVG keep {@code s_i} (the sum of non-NULL arguments) and {@code n_i} (how many there are);
+ * COUNT keeps {@code n_i}; COUNT(*) reads the group's row count; MIN and MAX keep {@code m_i}.
+ *
+ * @param argument the argument's SQL over the view's FROM aliases, empty for COUNT(*)
+ */
+record AggregateSlot(Kind kind, Optional<String> argument, int index) {
+    enum Kind { SUM, COUNT, COUNT_STAR, AVG, MIN, MAX }
+
+    AggregateSlot {
+        requireNonNull(kind, "kind is null");
+        requireNonNull(argument, "argument is null");
+    }
+
+    String argumentColumn() {
+        return "a" + index;
+    }
+
+    String sum() {
+        return "s" + index;
+    }
+
+    String count() {
+        return "n" + index;
+    }
+
+    String extreme() {
+        return "m" + index;
+    }
+
+    boolean keepsSum() {
+        return kind == Kind.SUM || kind == Kind.AVG;
+    }
+
+    boolean keepsCount() {
+        return kind == Kind.SUM || kind == Kind.AVG || kind == Kind.COUNT;
+    }
+
+    boolean isExtreme() {
+        return kind == Kind.MIN || kind == Kind.MAX;
+    }
+
+    String extremeFunction() {
+        return kind == Kind.MIN ? "min" : "max";
+    }
+
+    /** How MIN/MAX move under inserts only: the smaller (larger) of the old value and the inserted ones. */
+    String extremeCombiner() {
+        return kind == Kind.MIN ? "least" : "greatest";
+    }
+
+    /** The aggregate's value in terms of the state columns, as DuckDB's own aggregate would return it. */
+    String output() {
+        return switch (kind) {
+            case SUM -> "CASE WHEN " + count() + " > 0 THEN " + sum() + " END";
+            case COUNT -> "CAST(" + count() + " AS BIGINT)";
+            case COUNT_STAR -> "CAST(" + AggregateProgram.COUNT + " AS BIGINT)";
+            case AVG -> "CASE WHEN " + count() + " > 0 THEN CAST(" + sum() + " AS DOUBLE) / " + count() + " END";
+            case MIN, MAX -> extreme();
+        };
+    }
+}

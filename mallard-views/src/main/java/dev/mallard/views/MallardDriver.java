@@ -1,0 +1,268 @@
+package dev.mallard.views;
+
+import dev.mallard.core.error.MallardException;
+import java.lang.reflect.InvocationHandler;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
+import java.sql.Driver;
+import java.sql.DriverManager;
+import java.sql.DriverPropertyInfo;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.SQLFeatureNotSupportedException;
+import java.sql.Statement;
+import java.util.Properties;
+import java.util.Set;
+import java.util.logging.Logger;
+import org.duckdb.DuckDBConnection;
+import org.duckdb.DuckDBDriver;
+
+/**
+ * {@code jdbc:mallard:<path>} (or {@code jdbc:mallard:} / {@code jdbc:mallard::memory:} in memory): DuckDB's
+ * JDBC driver with materialized views. Statements run through the {@link ViewSql} front door, so
+ * {@code CREATE MATERIALIZED VIEW} and the {@code dbsp_*} calls work from any JDBC tool, and the views are
+ * synced after every write in auto-commit mode, after {@code commit()} and when auto-commit is switched on.
+ * Registered through {@code META-INF/services/java.sql.Driver}.
+ *
+ * <p>View statements go through {@link Statement}; a {@link PreparedStatement} runs plain DuckDB SQL
+ * (its writes are synced like any other).
+ */
+public final class MallardDriver implements Driver {
+    public static final String PREFIX = "jdbc:mallard:";
+    private static final Set<String> SYNCING_UPDATES = Set.of("execute", "executeUpdate", "executeLargeUpdate",
+            "executeBatch", "executeLargeBatch");
+
+    static {
+        try {
+            DriverManager.registerDriver(new MallardDriver());
+        } catch (SQLException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    @Override
+    public Connection connect(String url, Properties info) throws SQLException {
+        if (!acceptsURL(url)) {
+            return null;
+        }
+        String path = url.substring(PREFIX.length());
+        String duckUrl = path.isEmpty() || path.equals(":memory:") ? "jdbc:duckdb:" : "jdbc:duckdb:" + path;
+        DuckDBConnection duck = (DuckDBConnection) new DuckDBDriver().connect(duckUrl, info == null ? new Properties() : info);
+        try {
+            MaterializedViews views = MaterializedViews.attach(duck);
+            return (Connection) Proxy.newProxyInstance(MallardDriver.class.getClassLoader(), new Class<?>[] {Connection.class},
+                    new ConnectionHandler(duck, views, new ViewSql(views)));
+        } catch (MallardException e) {
+            duck.close();
+            throw new SQLException(e.describe(), e);
+        }
+    }
+
+    @Override
+    public boolean acceptsURL(String url) {
+        return url != null && url.startsWith(PREFIX);
+    }
+
+    @Override
+    public DriverPropertyInfo[] getPropertyInfo(String url, Properties info) {
+        return new DriverPropertyInfo[0];
+    }
+
+    @Override
+    public int getMajorVersion() {
+        return 0;
+    }
+
+    @Override
+    public int getMinorVersion() {
+        return 1;
+    }
+
+    @Override
+    public boolean jdbcCompliant() {
+        return false;
+    }
+
+    @Override
+    public Logger getParentLogger() throws SQLFeatureNotSupportedException {
+        throw new SQLFeatureNotSupportedException("java.util.logging is not used; Mallard logs through SLF4J");
+    }
+
+    private static Object delegate(Object target, Method method, Object[] args) throws Throwable {
+        try {
+            return method.invoke(target, args);
+        } catch (InvocationTargetException e) {
+            throw e.getCause();
+        }
+    }
+
+    private static SQLException asSql(MallardException e) {
+        return new SQLException(e.describe(), e.errorCode().errorClass().equals("user") ? "42000" : "58000", e);
+    }
+
+    /** The connection: statements through the front door, a sync after each commit. */
+    private record ConnectionHandler(DuckDBConnection duck, MaterializedViews views, ViewSql front) implements InvocationHandler {
+        @Override
+        public Object invoke(Object proxy, Method method, Object[] args) throws Throwable {
+            try {
+                switch (method.getName()) {
+                    case "createStatement" -> {
+                        Statement statement = (Statement) delegate(duck, method, args);
+                        return Proxy.newProxyInstance(MallardDriver.class.getClassLoader(), new Class<?>[] {Statement.class},
+                                new StatementHandler(statement, front, views, duck, (Connection) proxy));
+                    }
+                    case "prepareStatement" -> {
+                        PreparedStatement statement = (PreparedStatement) delegate(duck, method, args);
+                        return Proxy.newProxyInstance(MallardDriver.class.getClassLoader(),
+                                new Class<?>[] {PreparedStatement.class}, new PreparedHandler(statement, duck, views, (Connection) proxy));
+                    }
+                    case "commit" -> {
+                        duck.commit();
+                        views.sync();
+                        return null;
+                    }
+                    case "setAutoCommit" -> {
+                        duck.setAutoCommit((Boolean) args[0]);
+                        if ((Boolean) args[0]) {
+                            views.sync();
+                        }
+                        return null;
+                    }
+                    case "close" -> {
+                        try {
+                            views.close();
+                        } finally {
+                            duck.close();
+                        }
+                        return null;
+                    }
+                    case "unwrap" -> {
+                        Class<?> type = (Class<?>) args[0];
+                        return type.isInstance(proxy) ? proxy : duck.unwrap(type);
+                    }
+                    case "isWrapperFor" -> {
+                        Class<?> type = (Class<?>) args[0];
+                        return type.isInstance(proxy) || duck.isWrapperFor(type);
+                    }
+                    default -> {
+                        return delegate(duck, method, args);
+                    }
+                }
+            } catch (MallardException e) {
+                throw asSql(e);
+            }
+        }
+    }
+
+    /** A statement: SQL through the front door; everything else (fetch size, timeouts, ...) to DuckDB's. */
+    private static final class StatementHandler implements InvocationHandler {
+        private final Statement statement;
+        private final ViewSql front;
+        private final MaterializedViews views;
+        private final DuckDBConnection duck;
+        private final Connection connection;
+        private ViewSql.Result current;
+
+        StatementHandler(Statement statement, ViewSql front, MaterializedViews views, DuckDBConnection duck, Connection connection) {
+            this.statement = statement;
+            this.front = front;
+            this.views = views;
+            this.duck = duck;
+            this.connection = connection;
+        }
+
+        @Override
+        public Object invoke(Object proxy, Method method, Object[] args) throws Throwable {
+            boolean sqlArgument = args != null && args.length >= 1 && args[0] instanceof String;
+            try {
+                switch (method.getName()) {
+                    case "execute" -> {
+                        if (sqlArgument) {
+                            return run((String) args[0]).rows().isPresent();
+                        }
+                    }
+                    case "executeQuery" -> {
+                        if (sqlArgument) {
+                            return run((String) args[0]).rows()
+                                    .orElseThrow(() -> new SQLException("the statement returned no result set: " + args[0]));
+                        }
+                    }
+                    case "executeUpdate", "executeLargeUpdate" -> {
+                        if (sqlArgument) {
+                            long count = Math.max(run((String) args[0]).updateCount(), 0);
+                            return method.getName().equals("executeUpdate") ? (Object) (int) count : (Object) count;
+                        }
+                    }
+                    case "getResultSet" -> {
+                        return current == null ? null : current.rows().orElse(null);
+                    }
+                    case "getUpdateCount", "getLargeUpdateCount" -> {
+                        long count = current == null || current.rows().isPresent() ? -1 : Math.max(current.updateCount(), 0);
+                        return method.getName().equals("getUpdateCount") ? (Object) (int) count : (Object) count;
+                    }
+                    case "getMoreResults" -> {
+                        closeCurrent();
+                        return false;
+                    }
+                    case "getConnection" -> {
+                        return connection;
+                    }
+                    case "executeBatch", "executeLargeBatch" -> {
+                        // A batch runs in DuckDB as it is (no view statements in it); its writes are synced.
+                        Object counts = delegate(statement, method, args);
+                        if (front.autoSync() && duck.getAutoCommit()) {
+                            views.sync();
+                        }
+                        return counts;
+                    }
+                    case "close" -> {
+                        closeCurrent();
+                        statement.close();
+                        return null;
+                    }
+                    default -> {
+                        // Falls through to DuckDB's statement below.
+                    }
+                }
+                return delegate(statement, method, args);
+            } catch (MallardException e) {
+                throw asSql(e);
+            }
+        }
+
+        private ViewSql.Result run(String sql) {
+            closeCurrent();
+            current = front.execute(sql);
+            return current;
+        }
+
+        private void closeCurrent() {
+            if (current != null) {
+                current.close();
+                current = null;
+            }
+        }
+    }
+
+    /** A prepared statement runs in DuckDB; a write in auto-commit mode is followed by a sync. */
+    private record PreparedHandler(PreparedStatement statement, DuckDBConnection duck, MaterializedViews views,
+            Connection connection) implements InvocationHandler {
+        @Override
+        public Object invoke(Object proxy, Method method, Object[] args) throws Throwable {
+            if (method.getName().equals("getConnection")) {
+                return connection;
+            }
+            Object result = delegate(statement, method, args);
+            if (SYNCING_UPDATES.contains(method.getName()) && (args == null || args.length == 0) && duck.getAutoCommit()) {
+                try {
+                    views.sync();
+                } catch (MallardException e) {
+                    throw asSql(e);
+                }
+            }
+            return result;
+        }
+    }
+}

@@ -1,0 +1,493 @@
+package dev.mallard.views;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.mallard.core.error.ErrorCode;
+import dev.mallard.core.error.MallardException;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Pattern;
+import org.duckdb.DuckDBConnection;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Incremental materialized views on one DuckDB database. Each view is a real table of the database, readable
+ * by its name from any connection; triggers capture the changes of the tables it reads, and {@link #sync()}
+ * moves every view by those changes alone. The catalog and all state live in the database (schema
+ * {@code mallard_views}), so attaching to a reopened file restores the views.
+ *
+ * <p>It works on a connection of its own (a duplicate of the one given), so a sync commits on its own and
+ * sees only committed changes. Not thread-safe: one thread uses it at a time.
+ */
+public final class MaterializedViews implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(MaterializedViews.class);
+    private static final Pattern NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
+
+    private record MaintainedView(String name, String sql, DeltaProgram program, ViewTable table) {}
+
+    private final DuckDBConnection user;
+    private final DuckDBConnection connection;
+    private final ViewRegistry registry;
+    private final Catalog catalog;
+    private final ViewCompiler compiler;
+    private final Map<String, MaintainedView> views = new LinkedHashMap<>();
+    private final Map<String, String> broken = new LinkedHashMap<>();
+    private long generation = -1;
+    /** The catalog's tracked tables, as of {@link #generation}. */
+    private Set<TableName> trackedTables = Set.of();
+    private long syncs;
+    private long deltaSyncs;
+    private long capturedRows;
+    private long viewRowsChanged;
+    private long refreshes;
+
+    private MaterializedViews(DuckDBConnection user, DuckDBConnection connection) {
+        this.user = user;
+        this.connection = connection;
+        this.registry = new ViewRegistry(connection);
+        this.catalog = new Catalog(connection);
+        this.compiler = new ViewCompiler(new SqlTree(connection), catalog);
+    }
+
+    /** Views on the database of {@code connection}, restoring those its catalog already holds. */
+    public static MaterializedViews attach(DuckDBConnection connection) {
+        requireNonNull(connection, "connection is null");
+        DuckDBConnection own;
+        try {
+            own = (DuckDBConnection) connection.duplicate();
+        } catch (SQLException e) {
+            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot open a DuckDB session for views: " + e.getMessage(), e);
+        }
+        MaterializedViews attached = new MaterializedViews(connection, own);
+        try {
+            attached.restore();
+        } catch (RuntimeException e) {
+            attached.close();
+            throw e;
+        }
+        return attached;
+    }
+
+    private void restore() {
+        registry.ensure();
+        reload();
+        LOG.debug("views attached views={} broken={}", views.size(), broken.size());
+    }
+
+    /**
+     * Registers {@code dbsp_sync()}, {@code dbsp_create_view(name, sql)}, {@code dbsp_drop_view(name)} and
+     * {@code dbsp_stats()} as DuckDB functions, callable from any connection to this database. DuckDB keeps
+     * them for the life of the database instance, so call this once per database.
+     */
+    public MaterializedViews registerFunctions() {
+        SqlFunctions.register(this);
+        return this;
+    }
+
+    /** The connection the views were attached to, on which the SQL front door runs other statements. */
+    public DuckDBConnection connection() {
+        return user;
+    }
+
+    public void createView(String name, String sql) {
+        create(name, sql, false);
+    }
+
+    /** Creates the view, replacing a materialized view of the same name if there is one. */
+    public void createOrReplaceView(String name, String sql) {
+        create(name, sql, true);
+    }
+
+    private void create(String name, String sql, boolean replace) {
+        requireNonNull(sql, "sql is null");
+        checkName(name);
+        String query = stripSemicolon(sql);
+        MaintainedView existing = views.get(key(name));
+        if (existing != null && replace) {
+            refuseIfRead(name, "replaced");
+        }
+        boolean replacingBroken = replace && broken.containsKey(key(name));
+        if (existing == null && !replacingBroken && catalog.relationExists(name) || existing != null && !replace) {
+            throw new MallardException(ErrorCode.USER_VIEW_EXISTS, "a table or view named " + name
+                    + " already exists; pick another name" + (existing != null ? " or use CREATE OR REPLACE" : ""));
+        }
+        checkBinds(name, query);
+        DeltaProgram program = compiler.compile(name, query);
+        transaction(() -> {
+            syncInTransaction();
+            if (existing != null || replacingBroken) {
+                dropInTransaction(name);
+            }
+            Set<TableName> tracked = registry.tracked();
+            for (TableName table : program.tables()) {
+                if (!tracked.contains(table)) {
+                    ChangeCapture.track(connection, table, catalog.columns(table));
+                    registry.track(table);
+                }
+            }
+            Sql.createEmpty(connection, "CREATE TABLE " + Sql.quote(name), "SELECT * FROM (" + query + "\n) AS q", "");
+            List<String> columns = viewColumns(name);
+            for (String column : columns) {
+                if (column.equalsIgnoreCase(Source.WEIGHT) || column.equalsIgnoreCase("rowid")) {
+                    throw Refusal.unsupported(name, "an output column named " + column,
+                            "alias it (AS ...): the maintainer uses that name for the weight and the row id");
+                }
+            }
+            ViewTable table = new ViewTable(name, columns);
+            table.prepareOutput(connection);
+            program.initialize(connection);
+            table.apply(connection);
+            // Runs the delta program once over the empty logs, so SQL it cannot run fails here and not in a sync.
+            table.prepareOutput(connection);
+            program.maintain(connection, Set.copyOf(program.tables()));
+            table.apply(connection);
+            table.dropScratch(connection);
+            checkFilled(name, query);
+            registry.add(name, query);
+            generation = registry.bump();
+            trackedTables = Set.copyOf(registry.tracked());
+            views.put(key(name), new MaintainedView(name, query, program, table));
+        });
+        LOG.info("materialized view created view={} program={} tables={}", name,
+                program.getClass().getSimpleName(), program.tables());
+    }
+
+    public void dropView(String name) {
+        refuseIfRead(name, "dropped");
+        if (broken.containsKey(key(name))) {
+            transaction(() -> dropInTransaction(name));
+            LOG.info("materialized view dropped view={} broken=true", name);
+            return;
+        }
+        MaintainedView view = maintained(name);
+        transaction(() -> dropInTransaction(view.name()));
+        LOG.info("materialized view dropped view={}", name);
+    }
+
+    /** Drops the view if it exists; returns whether it did. */
+    public boolean dropViewIfExists(String name) {
+        if (!views.containsKey(key(name)) && !broken.containsKey(key(name))) {
+            return false;
+        }
+        dropView(name);
+        return true;
+    }
+
+    private void dropInTransaction(String name) {
+        new ViewTable(name, List.of()).dropChanges(connection);
+        Sql.update(connection, "DROP TABLE IF EXISTS " + Sql.quote(name));
+        Sql.update(connection, "DROP TABLE IF EXISTS " + AggregateProgram.stateTable(name));
+        registry.remove(name);
+        generation = registry.bump();
+        views.remove(key(name));
+        broken.remove(key(name));
+        Set<TableName> stillRead = new HashSet<>();
+        views.values().forEach(v -> stillRead.addAll(v.program().tables()));
+        for (TableName table : registry.tracked()) {
+            if (!stillRead.contains(table)) {
+                ChangeCapture.untrack(connection, table, catalog.table(table.schema(), table.table()).isPresent());
+                registry.untrack(table);
+            }
+        }
+        trackedTables = Set.copyOf(registry.tracked());
+    }
+
+    /** Recomputes the view from its tables (the safety net for changes the triggers could not see). */
+    public void refresh(String name) {
+        MaintainedView view = maintained(name);
+        transaction(() -> {
+            // The view itself is rebuilt from the tables, so its share of the captured changes is not applied.
+            syncInTransaction(Set.of(key(name)));
+            Sql.update(connection, "DELETE FROM " + view.table().relation());
+            view.program().dropState(connection);
+            view.table().prepareOutput(connection);
+            view.program().initialize(connection);
+            view.table().apply(connection);
+            view.table().dropScratch(connection);
+            checkFilled(view.name(), view.sql());
+        });
+        refreshes++;
+    }
+
+    /**
+     * Applies every change captured since the last sync to every view, in one transaction, and clears the
+     * delta logs. Returns how many view rows were deleted plus inserted.
+     */
+    public long sync() {
+        long[] changed = new long[1];
+        transaction(() -> changed[0] = syncInTransaction());
+        return changed[0];
+    }
+
+    private long syncInTransaction() {
+        return syncInTransaction(Set.of());
+    }
+
+    private long syncInTransaction(Set<String> rebuilt) {
+        syncs++;
+        if (registry.generation() != generation) {
+            reload();
+        }
+        Set<TableName> tracked = trackedTables;
+        Set<TableName> changed = new HashSet<>();
+        long captured = 0;
+        for (TableName table : tracked) {
+            long pending = ChangeCapture.pending(connection, table);
+            if (pending > 0) {
+                changed.add(table);
+                captured += pending;
+            }
+        }
+        if (changed.isEmpty()) {
+            return 0;
+        }
+        long rows = 0;
+        String schema = catalog.currentSchema();
+        // Creation order is a topological order: a view can only read views that existed before it, and a
+        // view that others read can be neither dropped nor replaced.
+        for (MaintainedView view : views.values()) {
+            Set<TableName> touched = new HashSet<>(view.program().tables());
+            touched.retainAll(changed);
+            if (touched.isEmpty() || rebuilt.contains(key(view.name()))) {
+                continue;
+            }
+            view.table().prepareOutput(connection);
+            view.program().maintain(connection, touched);
+            // The scratch tables stay (temporary, this connection's): the next view replaces them.
+            long applied = view.table().apply(connection);
+            rows += applied;
+            TableName own = new TableName(schema, view.name());
+            if (applied > 0 && tracked.contains(own)) {
+                // The view's own triggers captured what it just applied; the views that read it take it next.
+                changed.add(own);
+            }
+        }
+        for (TableName table : changed) {
+            ChangeCapture.clear(connection, table);
+        }
+        deltaSyncs++;
+        capturedRows += captured;
+        viewRowsChanged += rows;
+        LOG.debug("views synced captured_rows={} view_rows_changed={}", captured, rows);
+        return rows;
+    }
+
+    /**
+     * The scan-and-diff check: syncs, then counts the rows by which the view and its query differ, as bags, in
+     * both directions (0 when the view is right). It costs a full run of the query; run it when changes may
+     * have escaped capture, and {@link #refresh} a view it reports.
+     */
+    public long check(String name) {
+        MaintainedView view = maintained(name);
+        long[] differing = new long[1];
+        transaction(() -> {
+            syncInTransaction();
+            String query = "(" + view.sql() + "\n)";
+            differing[0] = Sql.count(connection, "SELECT (SELECT count(*) FROM (SELECT * FROM " + view.table().relation()
+                    + " EXCEPT ALL SELECT * FROM " + query + " AS q)) + (SELECT count(*) FROM (SELECT * FROM " + query
+                    + " AS q EXCEPT ALL SELECT * FROM " + view.table().relation() + "))");
+        });
+        if (differing[0] > 0) {
+            LOG.warn("materialized view differs from its query view={} differing_rows={} fix=\"REFRESH MATERIALIZED VIEW {}\"",
+                    name, differing[0], name);
+        }
+        return differing[0];
+    }
+
+    /**
+     * The view's last applied change, on the views' own connection: the view's columns and {@code weight}
+     * (+k: k copies of the row were inserted, -k: deleted), consolidated; empty when no sync of this
+     * attachment has changed the view. Closing the result closes its statement.
+     */
+    public ResultSet changes(String name) {
+        MaintainedView view = maintained(name);
+        try {
+            Statement statement = connection.createStatement();
+            statement.closeOnCompletion();
+            return statement.executeQuery(view.table().changesQuery(connection));
+        } catch (SQLException e) {
+            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "reading the changes of " + name + " failed: "
+                    + e.getMessage(), e);
+        }
+    }
+
+    /** Syncs, then reads the view on the attached connection; closing the result closes its statement. */
+    public ResultSet query(String name) {
+        MaintainedView view = maintained(name);
+        sync();
+        try {
+            Statement statement = user.createStatement();
+            statement.closeOnCompletion();
+            return statement.executeQuery("SELECT * FROM " + view.table().relation());
+        } catch (SQLException e) {
+            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "reading materialized view " + name
+                    + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    /** The views' names in creation order. */
+    public List<String> names() {
+        List<String> names = new ArrayList<>();
+        views.values().forEach(v -> names.add(v.name()));
+        return names;
+    }
+
+    /** The query a view was created with. */
+    public String definition(String name) {
+        return maintained(name).sql();
+    }
+
+    public ViewStats stats() {
+        long pending = 0;
+        Set<TableName> tracked = registry.tracked();
+        for (TableName table : tracked) {
+            pending += ChangeCapture.pending(connection, table);
+        }
+        return new ViewStats(views.size(), broken.size(), tracked.size(), pending, syncs, deltaSyncs, capturedRows, viewRowsChanged, refreshes);
+    }
+
+    @Override
+    public void close() {
+        try {
+            connection.close();
+        } catch (SQLException e) {
+            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "closing the views' DuckDB session failed: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * A freshly built view holds as many rows as its query returns. The check costs one more run of the
+     * query at CREATE and REFRESH; it is there because an engine fault that loses rows would otherwise
+     * leave a view that is silently wrong from its first row.
+     */
+    private void checkFilled(String name, String query) {
+        long rows = Sql.count(connection, "SELECT count(*) FROM " + Sql.quote(name));
+        long expected = Sql.count(connection, "SELECT count(*) FROM (" + query + "\n) AS q");
+        if (rows != expected) {
+            throw new MallardException(ErrorCode.SYSTEM_INTERNAL, "materialized view " + name + " was built with " + rows
+                    + " rows but its query returns " + expected + "; nothing was changed (please report this)");
+        }
+    }
+
+    private void checkName(String name) {
+        requireNonNull(name, "name is null");
+        if (!NAME.matcher(name).matches()) {
+            throw new MallardException(ErrorCode.USER_SQL_INVALID, "materialized view name " + name
+                    + " must be a plain identifier (letters, digits, underscores) in the current schema");
+        }
+    }
+
+    private void checkBinds(String name, String query) {
+        try (Statement statement = connection.createStatement()) {
+            statement.execute("DESCRIBE " + query);
+        } catch (SQLException e) {
+            throw new MallardException(ErrorCode.USER_SQL_INVALID, "materialized view " + name + ": the query does not run: "
+                    + e.getMessage(), e);
+        }
+    }
+
+    private List<String> viewColumns(String name) {
+        return Sql.strings(connection, "SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() "
+                + "AND schema_name = current_schema() AND lower(table_name) = lower(?) ORDER BY column_index", name);
+    }
+
+    private void transaction(Runnable work) {
+        Sql.update(connection, "BEGIN TRANSACTION");
+        try {
+            work.run();
+            Sql.update(connection, "COMMIT");
+        } catch (RuntimeException e) {
+            try (Statement statement = connection.createStatement()) {
+                statement.execute("ROLLBACK");
+            } catch (SQLException rollback) {
+                e.addSuppressed(rollback);
+            }
+            reload();
+            throw e;
+        }
+    }
+
+    /**
+     * Compiles the catalog's views again (on attach, and after a rollback, when the in-memory map may be ahead
+     * of the catalog). A view whose tables were dropped or changed shape since is kept aside as broken.
+     */
+    private void reload() {
+        views.clear();
+        broken.clear();
+        generation = registry.generation();
+        trackedTables = Set.copyOf(registry.tracked());
+        for (ViewRegistry.Entry entry : registry.views()) {
+            try {
+                DeltaProgram program = compiler.compile(entry.name(), entry.sql());
+                List<String> columns = viewColumns(entry.name());
+                if (columns.size() != program.outputs().size()) {
+                    throw new MallardException(ErrorCode.USER_VIEW_BROKEN, "materialized view " + entry.name() + " has "
+                            + columns.size() + " columns but its query now gives " + program.outputs().size()
+                            + " (a table it reads changed)");
+                }
+                views.put(key(entry.name()), new MaintainedView(entry.name(), entry.sql(), program,
+                        new ViewTable(entry.name(), columns)));
+            } catch (MallardException e) {
+                broken.put(key(entry.name()), e.getMessage());
+                LOG.warn("materialized view cannot be maintained view={} reason=\"{}\" fix=\"DROP MATERIALIZED VIEW {} and create it again\"",
+                        entry.name(), e.getMessage(), entry.name());
+            }
+        }
+    }
+
+    /** Refuses to drop or replace a view that other views read (there is no CASCADE yet). */
+    private void refuseIfRead(String name, String verb) {
+        List<String> readers = new ArrayList<>();
+        for (MaintainedView view : views.values()) {
+            boolean reads = view.program().tables().stream()
+                    .anyMatch(t -> t.table().equalsIgnoreCase(name) && t.schema().equalsIgnoreCase(catalog.currentSchema()));
+            if (reads && !view.name().equalsIgnoreCase(name)) {
+                readers.add(view.name());
+            }
+        }
+        if (!readers.isEmpty()) {
+            throw new MallardException(ErrorCode.USER_VIEW_DEPENDED_ON, "materialized view " + name + " cannot be " + verb
+                    + " while " + String.join(", ", readers) + " read it; drop " + String.join(", ", readers)
+                    + " first (DROP ... CASCADE is not supported yet)");
+        }
+    }
+
+    /** Views that can no longer be maintained, with the reason; drop and create them again. */
+    public Map<String, String> broken() {
+        return Map.copyOf(broken);
+    }
+
+    private MaintainedView maintained(String name) {
+        MaintainedView view = views.get(key(name));
+        if (view != null) {
+            return view;
+        }
+        if (broken.containsKey(key(name))) {
+            throw new MallardException(ErrorCode.USER_VIEW_BROKEN, broken.get(key(name))
+                    + "; DROP MATERIALIZED VIEW " + name + " and create it again");
+        }
+        throw new MallardException(ErrorCode.USER_VIEW_NOT_FOUND, "no materialized view named " + name
+                + "; list them with SELECT name FROM mallard_views.views");
+    }
+
+    private static String key(String name) {
+        return name.toLowerCase(Locale.ROOT);
+    }
+
+    private static String stripSemicolon(String sql) {
+        String trimmed = sql.strip();
+        while (trimmed.endsWith(";")) {
+            trimmed = trimmed.substring(0, trimmed.length() - 1).strip();
+        }
+        return trimmed;
+    }
+}

@@ -1,0 +1,103 @@
+package dev.mallard.views;
+
+import dev.mallard.core.error.ErrorCode;
+import dev.mallard.core.error.MallardException;
+import java.sql.Connection;
+import java.util.List;
+import java.util.stream.Collectors;
+
+/**
+ * The view as a real DuckDB table holding a bag of rows. It takes a Z-set of changes, consolidates it (rows
+ * with equal values, NULLs equal, sum their weights) and applies it: a weight of -k deletes k copies of the
+ * row, +k inserts k copies. A delete that finds fewer copies than it needs means the table was written
+ * behind the maintainer's back, and the sync fails instead of leaving a wrong view.
+ */
+final class ViewTable {
+    static final String OUTPUT = "mallard_out";
+
+    private final String view;
+    private final String relation;
+    /** The last applied change, consolidated: kept (temporary, per connection) for {@code dbsp_changes}. */
+    private final String net;
+    private final List<String> columns;
+    /** The output table's column definitions, read once: a view's columns never change. */
+    private String outputColumns;
+
+    ViewTable(String view, List<String> columns) {
+        this.view = view;
+        this.relation = Sql.quote(view);
+        this.net = "temp.main." + Sql.quote("mallard_changes$" + view);
+        this.columns = List.copyOf(columns);
+    }
+
+    String relation() {
+        return relation;
+    }
+
+    /**
+     * The view's last applied change: its columns and {@code weight} (+k rows inserted, -k deleted), or no rows
+     * when nothing was applied since this connection attached.
+     */
+    String changesQuery(Connection connection) {
+        boolean kept = !Sql.strings(connection, "SELECT 1 FROM duckdb_tables() WHERE temporary AND table_name = ?",
+                "mallard_changes$" + view).isEmpty();
+        String source = kept ? net : "(SELECT *, 0::INTEGER AS " + Source.WEIGHT + " FROM " + relation + " LIMIT 0)";
+        return "SELECT * EXCLUDE (" + Source.WEIGHT + "), " + Source.WEIGHT + " AS weight FROM " + source + " AS c";
+    }
+
+    /** An empty output table with the view's column types and a weight column. */
+    void prepareOutput(Connection connection) {
+        if (outputColumns == null) {
+            outputColumns = Sql.columnDefinitions(connection, "SELECT * FROM " + relation) + ", " + Source.WEIGHT + " INTEGER";
+        }
+        Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + OUTPUT + " (" + outputColumns + ")");
+    }
+
+    /** Applies the output delta; returns how many view rows were deleted plus inserted. */
+    long apply(Connection connection) {
+        String w = Source.WEIGHT;
+        String list = columns.stream().map(Sql::quote).collect(Collectors.joining(", "));
+        String netList = columns.stream().map(c -> "n." + Sql.quote(c)).collect(Collectors.joining(", "));
+        Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + net + " AS SELECT " + list + ", sum(" + w + ") AS " + w
+                + " FROM " + OUTPUT + " GROUP BY " + list + " HAVING sum(" + w + ") <> 0");
+        String[] shape = Sql.strings(connection, "SELECT CAST(coalesce(sum(-" + w + ") FILTER (WHERE " + w + " < 0), 0) AS BIGINT) "
+                + "|| ',' || CAST(coalesce(max(" + w + "), 0) AS BIGINT) FROM " + net).get(0).split(",");
+        long expectedDeletes = Long.parseLong(shape[0]);
+        long mostCopies = Long.parseLong(shape[1]);
+        long deleted = 0;
+        if (expectedDeletes > 0) {
+            String match = columns.stream()
+                    .map(c -> "v." + Sql.quote(c) + " IS NOT DISTINCT FROM n." + Sql.quote(c))
+                    .collect(Collectors.joining(" AND "));
+            deleted = Sql.update(connection, "DELETE FROM " + relation + " WHERE rowid IN (SELECT r FROM (SELECT v.rowid AS r, "
+                    + "row_number() OVER (PARTITION BY n.rowid) AS copy, -n." + w + " AS wanted FROM "
+                    + relation + " AS v JOIN " + net + " AS n ON " + match + " WHERE n." + w + " < 0) "
+                    + "WHERE copy <= wanted)");
+            if (deleted != expectedDeletes) {
+                throw new MallardException(ErrorCode.USER_VIEW_DIVERGED, "materialized view " + view + " should lose "
+                        + expectedDeletes + " rows in this sync but its table holds only " + deleted
+                        + " of them: the table was written directly; run REFRESH MATERIALIZED VIEW " + view);
+            }
+        }
+        long inserted = 0;
+        if (mostCopies > 0) {
+            inserted = Sql.update(connection, "INSERT INTO " + relation + " SELECT " + netList + " FROM " + net + " AS n WHERE n."
+                    + w + " > 0");
+        }
+        if (mostCopies > 1) {
+            // A row gained more than one copy: the extra copies, one per number below its weight.
+            inserted += Sql.update(connection, "INSERT INTO " + relation + " SELECT " + netList + " FROM " + net + " AS n, "
+                    + "range(CAST(n." + w + " AS BIGINT) - 1) WHERE n." + w + " > 1");
+        }
+        return deleted + inserted;
+    }
+
+    void dropChanges(Connection connection) {
+        Sql.update(connection, "DROP TABLE IF EXISTS " + net);
+    }
+
+    void dropScratch(Connection connection) {
+        Sql.update(connection, "DROP TABLE IF EXISTS " + OUTPUT);
+        Sql.update(connection, "DROP TABLE IF EXISTS " + net);
+    }
+}

@@ -1,0 +1,72 @@
+package dev.mallard.views;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import org.duckdb.DuckDBConnection;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class MallardDriverTest {
+    @Test
+    void aJdbcClientCreatesAViewAndEveryAutoCommitWriteKeepsItCurrent() throws SQLException {
+        try (Connection connection = DriverManager.getConnection("jdbc:mallard:");
+                Statement statement = connection.createStatement()) {
+            statement.execute("CREATE TABLE sales (region VARCHAR, amount INTEGER)");
+            assertThat(statement.execute("CREATE MATERIALIZED VIEW totals AS SELECT region, sum(amount) AS total FROM sales GROUP BY region"))
+                    .isFalse();
+            try (PreparedStatement insert = connection.prepareStatement("INSERT INTO sales VALUES (?, ?)")) {
+                insert.setString(1, "north");
+                insert.setInt(2, 5);
+                assertThat(insert.executeUpdate()).isEqualTo(1);
+            }
+            assertThat(statement.executeUpdate("INSERT INTO sales VALUES ('north', 2), ('south', 1)")).isEqualTo(2);
+            assertThat(DuckDb.rows(connection, "SELECT * FROM totals")).containsExactly("north|7", "south|1");
+            statement.addBatch("INSERT INTO sales VALUES ('east', 4)");
+            statement.addBatch("DELETE FROM sales WHERE region = 'south'");
+            statement.executeBatch();
+            assertThat(DuckDb.rows(connection, "SELECT * FROM totals")).containsExactly("east|4", "north|7");
+            assertThat(connection.unwrap(DuckDBConnection.class)).isNotNull();
+        }
+    }
+
+    @Test
+    void aTransactionMovesTheViewsAtCommit() throws SQLException {
+        try (Connection connection = DriverManager.getConnection("jdbc:mallard::memory:")) {
+            DuckDb.run(connection, "CREATE TABLE t (x INTEGER)", "CREATE MATERIALIZED VIEW evens AS SELECT x FROM t WHERE x % 2 = 0");
+            connection.setAutoCommit(false);
+            DuckDb.run(connection, "INSERT INTO t VALUES (2), (3), (4)");
+            connection.commit();
+            assertThat(DuckDb.rows(connection, "SELECT * FROM evens")).containsExactly("2", "4");
+            DuckDb.run(connection, "DELETE FROM t WHERE x = 2");
+            connection.rollback();
+            connection.setAutoCommit(true);
+            assertThat(DuckDb.rows(connection, "SELECT * FROM evens")).containsExactly("2", "4");
+        }
+    }
+
+    @Test
+    void refusalsArriveAsSqlExceptionsWithTheErrorCode(@TempDir Path directory) throws SQLException {
+        String url = "jdbc:mallard:" + directory.resolve("shop.duckdb");
+        try (Connection connection = DriverManager.getConnection(url); Statement statement = connection.createStatement()) {
+            statement.execute("CREATE TABLE t (x INTEGER)");
+            assertThatThrownBy(() -> statement.execute("CREATE MATERIALIZED VIEW v AS SELECT x FROM t ORDER BY x"))
+                    .isInstanceOf(SQLException.class).hasMessageStartingWith("user.view.unsupported: ");
+            statement.execute("CREATE MATERIALIZED VIEW v AS SELECT count(*) AS n FROM t");
+        }
+        try (Connection connection = DriverManager.getConnection(url); Statement statement = connection.createStatement()) {
+            statement.execute("INSERT INTO t VALUES (1)");
+            try (ResultSet rows = statement.executeQuery("SELECT n FROM v")) {
+                rows.next();
+                assertThat(rows.getLong(1)).isEqualTo(1);
+            }
+        }
+    }
+}

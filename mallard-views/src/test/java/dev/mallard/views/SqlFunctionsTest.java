@@ -1,0 +1,40 @@
+package dev.mallard.views;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.sql.Connection;
+import org.duckdb.DuckDBConnection;
+import org.junit.jupiter.api.Test;
+
+class SqlFunctionsTest {
+    @Test
+    void aPlainDuckDbConnectionCreatesSyncsAndDropsViewsThroughTheDbspFunctions() throws Exception {
+        try (DuckDBConnection connection = DuckDb.open("jdbc:duckdb:");
+                MaterializedViews views = MaterializedViews.attach(connection).registerFunctions();
+                Connection other = connection.duplicate()) {
+            DuckDb.run(other, "CREATE TABLE t (g VARCHAR, x INTEGER)", "INSERT INTO t VALUES ('a', 1), ('b', 2)");
+            assertThat(DuckDb.rows(other, "SELECT dbsp_create_view('sums', 'SELECT g, sum(x) AS total FROM t GROUP BY g')"))
+                    .containsExactly("true");
+            DuckDb.run(other, "INSERT INTO t VALUES ('a', 10)");
+            assertThat(DuckDb.rows(other, "SELECT * FROM sums")).containsExactly("a|1", "b|2");
+
+            assertThat(DuckDb.rows(other, "SELECT dbsp_sync()")).containsExactly("2");
+            assertThat(DuckDb.rows(other, "SELECT * FROM sums")).containsExactly("a|11", "b|2");
+            assertThat(DuckDb.rows(other, "SELECT metric || '=' || value FROM dbsp_stats() WHERE metric IN ('views', 'trigger_rows')"))
+                    .containsExactly("trigger_rows=1", "views=1");
+
+            assertThat(DuckDb.rows(other, "SELECT dbsp_drop_view('sums')")).containsExactly("true");
+            assertThat(views.names()).isEmpty();
+        }
+    }
+
+    @Test
+    void aFailingCallReportsTheViewsMessage() throws Exception {
+        try (DuckDBConnection connection = DuckDb.open("jdbc:duckdb:");
+                MaterializedViews views = MaterializedViews.attach(connection).registerFunctions()) {
+            assertThatThrownBy(() -> DuckDb.rows(connection, "SELECT dbsp_drop_view('nope')"))
+                    .hasMessageContaining("no materialized view named nope");
+        }
+    }
+}
