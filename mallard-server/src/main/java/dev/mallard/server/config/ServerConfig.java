@@ -1,0 +1,56 @@
+package dev.mallard.server.config;
+
+import static java.util.Objects.requireNonNull;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * A server's settings, checked when read (see {@link ServerConfigReader}).
+ *
+ * @param database the database file, or empty for an in-memory database
+ * @param secretKey the configured signing secret; empty means generated and kept in the warehouse
+ */
+public record ServerConfig(
+        Path warehouse,
+        Optional<Path> database,
+        String host,
+        int httpPort,
+        int flightPort,
+        List<UserAccount> users,
+        AccessMode accessMode,
+        Optional<String> secretKey,
+        int tokenExpiryMinutes,
+        int fetchSize,
+        Optional<Path> startupScript) {
+    public static final String DEFAULT_WAREHOUSE = "warehouse";
+    public static final String DEFAULT_HOST = "0.0.0.0";
+    public static final int DEFAULT_HTTP_PORT = 8081;
+    public static final int DEFAULT_FLIGHT_PORT = 59307;
+    public static final int DEFAULT_TOKEN_EXPIRY_MINUTES = 720;
+    public static final int DEFAULT_FETCH_SIZE = 16_384;
+
+    public ServerConfig {
+        requireNonNull(warehouse, "warehouse is null");
+        requireNonNull(database, "database is null");
+        requireNonNull(host, "host is null");
+        users = List.copyOf(users);
+        requireNonNull(accessMode, "accessMode is null");
+        requireNonNull(secretKey, "secretKey is null");
+        requireNonNull(startupScript, "startupScript is null");
+        if (tokenExpiryMinutes <= 0 || fetchSize <= 0) {
+            throw new IllegalArgumentException("tokenExpiryMinutes and fetchSize must be positive");
+        }
+    }
+
+    @Override
+    public String toString() {
+        // The secret and the password hashes stay out of logs.
+        return "ServerConfig[warehouse=" + warehouse + ", database=" + database.map(Path::toString).orElse(":memory:")
+                + ", host=" + host + ", httpPort=" + httpPort + ", flightPort=" + flightPort + ", users="
+                + users.stream().map(UserAccount::username).toList() + ", accessMode=" + accessMode + ", secretKey="
+                + (secretKey.isPresent() ? "***" : "generated") + ", tokenExpiryMinutes=" + tokenExpiryMinutes
+                + ", fetchSize=" + fetchSize + ", startupScript=" + startupScript.map(Path::toString).orElse("none") + "]";
+    }
+}

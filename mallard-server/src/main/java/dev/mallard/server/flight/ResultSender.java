@@ -1,0 +1,55 @@
+package dev.mallard.server.flight;
+
+import dev.mallard.server.session.ResultStream;
+import java.io.IOException;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import org.apache.arrow.flight.FlightProducer.ServerStreamListener;
+import org.apache.arrow.vector.VectorSchemaRoot;
+
+/**
+ * Sends a result to a DoGet listener one batch at a time: the next batch is read from DuckDB only once the client's
+ * transport is ready for it, so a slow client holds back DuckDB instead of filling the server's memory.
+ */
+final class ResultSender {
+    private ResultSender() {}
+
+    static long send(ResultStream result, ServerStreamListener listener) throws IOException {
+        Semaphore ready = new Semaphore(0);
+        listener.setOnReadyHandler(ready::release);
+        listener.setOnCancelHandler(ready::release);
+        VectorSchemaRoot root = result.root();
+        listener.start(root, result.reader());
+        long rows = 0;
+        while (!listener.isCancelled()) {
+            if (!awaitReady(listener, ready)) {
+                break;
+            }
+            if (!result.loadNextBatch()) {
+                break;
+            }
+            rows += root.getRowCount();
+            listener.putNext();
+        }
+        if (!listener.isCancelled()) {
+            listener.completed();
+        }
+        return rows;
+    }
+
+    private static boolean awaitReady(ServerStreamListener listener, Semaphore ready) {
+        while (!listener.isReady()) {
+            if (listener.isCancelled()) {
+                return false;
+            }
+            try {
+                // The ready handler wakes us; the timeout only guards against a missed signal.
+                ready.tryAcquire(50, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        }
+        return true;
+    }
+}

@@ -1,0 +1,263 @@
+package dev.mallard.server.http;
+
+import static java.util.Objects.requireNonNull;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.mallard.core.arrow.JsonLinesWriter;
+import dev.mallard.core.error.ErrorCode;
+import dev.mallard.core.error.MallardException;
+import dev.mallard.core.error.Redactor;
+import dev.mallard.core.http.HttpEndpoints;
+import dev.mallard.server.auth.AccessToken;
+import dev.mallard.server.auth.TokenService;
+import dev.mallard.server.auth.UserDirectory;
+import dev.mallard.server.session.ResultStream;
+import dev.mallard.server.session.Session;
+import dev.mallard.server.session.SessionRegistry;
+import dev.mallard.server.sql.AccessPolicy;
+import io.helidon.http.HeaderNames;
+import io.helidon.http.Status;
+import io.helidon.webserver.http.HttpRouting;
+import io.helidon.webserver.http.ServerRequest;
+import io.helidon.webserver.http.ServerResponse;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.ipc.ArrowStreamWriter;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The HTTP API: {@code /health}, {@code /v1/login}, {@code /v1/query}. It shares the Flight listener's users,
+ * tokens and sessions: a bearer token selects the same DuckDB session on either listener.
+ */
+public final class HttpApi implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(HttpApi.class);
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String JSON_TYPE = "application/json";
+
+    private final UserDirectory users;
+    private final TokenService tokens;
+    private final SessionRegistry sessions;
+    private final AccessPolicy policy;
+    private HttpEndpoints endpoints;
+
+    private HttpApi(UserDirectory users, TokenService tokens, SessionRegistry sessions, AccessPolicy policy) {
+        this.users = requireNonNull(users, "users is null");
+        this.tokens = requireNonNull(tokens, "tokens is null");
+        this.sessions = requireNonNull(sessions, "sessions is null");
+        this.policy = requireNonNull(policy, "policy is null");
+    }
+
+    public static HttpApi start(String host, int port, UserDirectory users, TokenService tokens, SessionRegistry sessions, AccessPolicy policy) {
+        HttpApi api = new HttpApi(users, tokens, sessions, policy);
+        api.endpoints = HttpEndpoints.start(host, port, api::routes);
+        return api;
+    }
+
+    private void routes(HttpRouting.Builder routes) {
+        routes.get("/health", this::health)
+                .post("/v1/login", this::login)
+                .get("/v1/query", this::query)
+                .post("/v1/query", this::query);
+    }
+
+    public int port() {
+        return endpoints.port();
+    }
+
+    private void health(ServerRequest request, ServerResponse response) {
+        response.header(HeaderNames.CONTENT_TYPE, JSON_TYPE).send("{\"status\":\"UP\"}");
+    }
+
+    private void login(ServerRequest request, ServerResponse response) {
+        try {
+            String username;
+            String password;
+            Map<String, Object> claims = new LinkedHashMap<>();
+            Optional<String[]> basic = basicCredentials(request);
+            if (basic.isPresent()) {
+                username = basic.get()[0];
+                password = basic.get()[1];
+            } else {
+                JsonNode body = readJson(request.content().as(String.class));
+                username = body.path("username").asText(null);
+                password = body.path("password").asText(null);
+                JsonNode given = body.path("claims");
+                if (given.isObject()) {
+                    claims.putAll(JSON.convertValue(given, Map.class));
+                } else if (!given.isMissingNode() && !given.isNull()) {
+                    throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "claims must be a JSON object");
+                }
+            }
+            if (username == null || password == null) {
+                throw new MallardException(ErrorCode.USER_AUTH_FAILED, "give username and password in the JSON body, or Basic credentials");
+            }
+            users.authenticate(username, password);
+            ObjectNode answer = JSON.createObjectNode();
+            answer.put("accessToken", tokens.issue(username, claims));
+            answer.put("username", username);
+            answer.put("tokenType", "Bearer");
+            response.header(HeaderNames.CONTENT_TYPE, JSON_TYPE).send(answer.toString());
+        } catch (RuntimeException e) {
+            fail(response, e);
+        }
+    }
+
+    private void query(ServerRequest request, ServerResponse response) throws IOException {
+        Session session = null;
+        boolean ephemeral = false;
+        try {
+            Optional<ResultFormat> format = ResultFormat.negotiate(request.headers().first(HeaderNames.ACCEPT));
+            if (format.isEmpty()) {
+                response.status(Status.NOT_ACCEPTABLE_406).header(HeaderNames.CONTENT_TYPE, JSON_TYPE).send(HttpErrors.body(
+                        ErrorCode.USER_ARGUMENT_INVALID.code(), "Accept one of application/vnd.apache.arrow.stream,"
+                                + " text/tab-separated-values, application/jsonl, application/x-ndjson"));
+                return;
+            }
+            Optional<String[]> basic = basicCredentials(request);
+            if (basic.isPresent()) {
+                users.authenticate(basic.get()[0], basic.get()[1]);
+                session = sessions.open(tokens.verify(tokens.issue(basic.get()[0], Map.of())));
+                ephemeral = true;
+            } else {
+                session = sessions.open(bearer(request));
+            }
+            String sql = sql(request);
+            policy.check(session, sql);
+            Session.Outcome outcome = session.execute(sql);
+            if (outcome.rows().isEmpty()) {
+                response.header(HeaderNames.CONTENT_TYPE, JSON_TYPE).send("{\"updateCount\":" + outcome.updateCount().orElse(0) + "}");
+                return;
+            }
+            try (ResultStream rows = outcome.rows().get()) {
+                response.header(HeaderNames.CONTENT_TYPE, format.get().contentType());
+                try (OutputStream out = response.outputStream()) {
+                    write(format.get(), rows, out);
+                }
+            }
+        } catch (RuntimeException e) {
+            if (response.isSent()) {
+                // The status went out with the first bytes; cutting the stream short is all that is left.
+                LOG.warn("query failed while streaming error={}", Redactor.redact(String.valueOf(e.getMessage())));
+                throw e;
+            }
+            fail(response, e);
+        } finally {
+            if (ephemeral) {
+                sessions.close(session.id());
+            }
+        }
+    }
+
+    private static void write(ResultFormat format, ResultStream rows, OutputStream out) throws IOException {
+        VectorSchemaRoot root = rows.root();
+        switch (format) {
+            case ARROW -> {
+                try (ArrowStreamWriter writer = new ArrowStreamWriter(root, rows.reader(), out)) {
+                    writer.start();
+                    while (rows.loadNextBatch()) {
+                        writer.writeBatch();
+                    }
+                    writer.end();
+                }
+            }
+            case JSONL -> {
+                JsonLinesWriter writer = new JsonLinesWriter(out);
+                while (rows.loadNextBatch()) {
+                    writer.write(root, rows.reader());
+                }
+                writer.flush();
+            }
+            case TSV -> {
+                TsvWriter writer = new TsvWriter(out);
+                writer.writeHeader(root.getSchema().getFields());
+                while (rows.loadNextBatch()) {
+                    writer.write(root, rows.reader());
+                }
+                writer.flush();
+            }
+        }
+    }
+
+    private static String sql(ServerRequest request) {
+        Optional<String> q = request.query().first("q").asOptional();
+        if (q.isPresent() && !q.get().isBlank()) {
+            return q.get();
+        }
+        String body = request.content().hasEntity() ? request.content().as(String.class) : "";
+        if (body.isBlank()) {
+            throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "no query: give it as the q parameter or as the request body");
+        }
+        return body;
+    }
+
+    private AccessToken bearer(ServerRequest request) {
+        Optional<String> header = request.headers().first(HeaderNames.AUTHORIZATION);
+        if (header.isEmpty() || !header.get().regionMatches(true, 0, "Bearer ", 0, 7)) {
+            throw new MallardException(ErrorCode.USER_AUTH_FAILED,
+                    "no bearer token: POST /v1/login for one and send it as Authorization: Bearer <token>");
+        }
+        return tokens.verify(header.get().substring(7).trim());
+    }
+
+    private static Optional<String[]> basicCredentials(ServerRequest request) {
+        Optional<String> header = request.headers().first(HeaderNames.AUTHORIZATION);
+        if (header.isEmpty() || !header.get().regionMatches(true, 0, "Basic ", 0, 6)) {
+            return Optional.empty();
+        }
+        String decoded;
+        try {
+            decoded = new String(Base64.getDecoder().decode(header.get().substring(6).trim()), StandardCharsets.UTF_8);
+        } catch (IllegalArgumentException e) {
+            throw new MallardException(ErrorCode.USER_AUTH_FAILED, "the Basic credentials are not base64");
+        }
+        int colon = decoded.indexOf(':');
+        if (colon < 0) {
+            throw new MallardException(ErrorCode.USER_AUTH_FAILED, "the Basic credentials are not user:password");
+        }
+        return Optional.of(new String[] {decoded.substring(0, colon), decoded.substring(colon + 1)});
+    }
+
+    private static JsonNode readJson(String text) {
+        try {
+            JsonNode node = JSON.readTree(text);
+            if (node == null || !node.isObject()) {
+                throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "the body must be a JSON object");
+            }
+            return node;
+        } catch (JsonProcessingException e) {
+            throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "the body is not JSON: " + e.getOriginalMessage());
+        }
+    }
+
+    private static void fail(ServerResponse response, RuntimeException e) {
+        String code;
+        String message;
+        Status status;
+        if (e instanceof MallardException mallard) {
+            code = mallard.errorCode().code();
+            message = mallard.getMessage();
+            status = HttpErrors.status(mallard.errorCode());
+        } else {
+            LOG.error("request failed", e);
+            code = ErrorCode.SYSTEM_INTERNAL.code();
+            message = Redactor.redact(String.valueOf(e));
+            status = Status.INTERNAL_SERVER_ERROR_500;
+        }
+        response.status(status).header(HeaderNames.CONTENT_TYPE, JSON_TYPE).send(HttpErrors.body(code, message));
+    }
+
+    @Override
+    public void close() {
+        endpoints.close();
+    }
+}

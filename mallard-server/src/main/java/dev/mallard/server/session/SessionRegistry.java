@@ -1,0 +1,100 @@
+package dev.mallard.server.session;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.mallard.core.engine.Engine;
+import dev.mallard.core.error.ErrorCode;
+import dev.mallard.core.error.MallardException;
+import dev.mallard.server.auth.AccessToken;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The open sessions, one per access token id: a client that logs in gets a token, and every call carrying that
+ * token runs on the same DuckDB connection. A session idle longer than the idle timeout is closed.
+ */
+public final class SessionRegistry implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(SessionRegistry.class);
+
+    private final Engine engine;
+    private final int fetchSize;
+    private final Duration idleTimeout;
+    private final Clock clock;
+    private final Map<String, Session> sessions = new ConcurrentHashMap<>();
+    private final Map<String, Instant> closedIds = new ConcurrentHashMap<>();
+    private final Thread reaper;
+
+    public SessionRegistry(Engine engine, int fetchSize, Duration idleTimeout, Clock clock) {
+        this.engine = requireNonNull(engine, "engine is null");
+        this.fetchSize = fetchSize;
+        this.idleTimeout = requireNonNull(idleTimeout, "idleTimeout is null");
+        this.clock = requireNonNull(clock, "clock is null");
+        this.reaper = Thread.ofVirtual().name("session-reaper").start(this::reapIdle);
+    }
+
+    /** The token's session, opened on its first call. */
+    public Session open(AccessToken token) {
+        if (closedIds.containsKey(token.sessionId())) {
+            throw new MallardException(ErrorCode.USER_AUTH_FAILED,
+                    "this token's session was closed (idle longer than " + idleTimeout.toMinutes() + " min, or closed by the client); log in again");
+        }
+        return sessions.computeIfAbsent(token.sessionId(), id -> {
+            Session session = new Session(id, token.username(), engine.newSession(), engine.allocator(), fetchSize, clock);
+            LOG.debug("session opened user={} open_sessions={}", token.username(), sessions.size() + 1);
+            return session;
+        });
+    }
+
+    public Optional<Session> find(String sessionId) {
+        return Optional.ofNullable(sessions.get(sessionId));
+    }
+
+    /** Closes a session; its token can no longer be used. */
+    public void close(String sessionId) {
+        Session session = sessions.remove(sessionId);
+        if (session != null) {
+            closedIds.put(sessionId, clock.instant());
+            session.close();
+            LOG.debug("session closed user={} open_sessions={}", session.username(), sessions.size());
+        }
+    }
+
+    public int size() {
+        return sessions.size();
+    }
+
+    private void reapIdle() {
+        Duration period = idleTimeout.dividedBy(4).compareTo(Duration.ofSeconds(1)) < 0 ? Duration.ofSeconds(1) : idleTimeout.dividedBy(4);
+        while (!Thread.currentThread().isInterrupted()) {
+            try {
+                Thread.sleep(period);
+            } catch (InterruptedException e) {
+                return;
+            }
+            Instant cutoff = clock.instant().minus(idleTimeout);
+            for (Session session : List.copyOf(sessions.values())) {
+                if (session.lastUsed().isBefore(cutoff)) {
+                    LOG.info("closing idle session user={} idle_minutes={}", session.username(), idleTimeout.toMinutes());
+                    close(session.id());
+                }
+            }
+            // Closed ids are remembered as long as a token could still be in use; tokens older than that expired.
+            closedIds.values().removeIf(at -> at.isBefore(cutoff.minus(Duration.ofDays(7))));
+        }
+    }
+
+    @Override
+    public void close() {
+        reaper.interrupt();
+        for (String id : List.copyOf(sessions.keySet())) {
+            close(id);
+        }
+    }
+}
