@@ -77,26 +77,26 @@ public final class TokenService {
         try {
             jwt = SignedJWT.parse(requireNonNull(token, "token is null"));
         } catch (ParseException e) {
-            throw refused("the bearer token is not a JWT");
+            throw refused("the access token is not a JWT");
         }
         try {
             if (!JWSAlgorithm.HS256.equals(jwt.getHeader().getAlgorithm()) || !jwt.verify(verifier)) {
-                throw refused("the bearer token's signature does not match this server's key");
+                throw refused("the access token's signature does not match this server's key");
             }
             JWTClaimsSet claims = jwt.getJWTClaimsSet();
             Date expiry = claims.getExpirationTime();
             if (expiry == null || !expiry.toInstant().isAfter(clock.instant())) {
-                throw refused("the bearer token has expired; log in again");
+                throw refused("the access token has expired; log in again");
             }
             if (claims.getSubject() == null || claims.getJWTID() == null || !ISSUER.equals(claims.getIssuer())) {
-                throw refused("the bearer token was not issued by this server");
+                throw refused("the access token was not issued by this server");
             }
             Map<String, Object> extra = new HashMap<>(claims.getClaims());
             RESERVED.forEach(extra::remove);
             extra.values().removeIf(java.util.Objects::isNull);
             return new AccessToken(claims.getSubject(), claims.getJWTID(), expiry.toInstant(), extra);
         } catch (JOSEException | ParseException e) {
-            throw refused("the bearer token cannot be verified");
+            throw refused("the access token cannot be verified");
         }
     }
 

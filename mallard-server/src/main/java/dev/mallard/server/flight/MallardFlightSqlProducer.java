@@ -7,6 +7,7 @@ import com.google.protobuf.ByteString;
 import com.google.protobuf.Message;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import dev.mallard.server.arrow.ArrowValues;
 import dev.mallard.server.session.ResultStream;
 import dev.mallard.server.session.Session;
 import dev.mallard.server.session.SessionRegistry;
@@ -372,7 +373,7 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
     private static List<List<Object>> readParameters(FlightStream stream) {
         List<List<Object>> rows = new ArrayList<>();
         while (stream.next()) {
-            rows.addAll(ParameterValues.rows(stream.getRoot()));
+            rows.addAll(ArrowValues.rows(stream.getRoot()));
         }
         return rows;
     }

@@ -8,6 +8,8 @@ import java.io.OutputStream;
 import java.io.OutputStreamWriter;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
+import dev.mallard.server.arrow.ArrowValues;
+import java.time.format.DateTimeFormatter;
 import java.util.List;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.ValueVector;
@@ -20,7 +22,8 @@ import org.apache.arrow.vector.types.pojo.Field;
 /**
  * Writes Arrow batches as tab-separated values: a header row of column names, then one line per row. NULL is an
  * empty field; a tab, newline, carriage return or backslash inside a value is escaped as {@code \t}, {@code \n},
- * {@code \r}, {@code \\}. Temporal values are ISO-8601.
+ * {@code \r}, {@code \\}. Temporal values are ISO-8601 with seconds always present, timestamps with a time zone
+ * in UTC; BLOBs are base64; DECIMALs keep their scale.
  */
 final class TsvWriter {
     private final Writer out;
@@ -54,7 +57,7 @@ final class TsvWriter {
                 }
                 Object value = value(vectors.get(column), row, dictionaries);
                 if (value != null) {
-                    escape(value instanceof byte[] bytes ? java.util.Base64.getEncoder().encodeToString(bytes) : value.toString());
+                    escape(text(value));
                 }
             }
             out.write('\n');
@@ -76,7 +79,18 @@ final class TsvWriter {
             ValueVector labels = dictionary.getVector();
             return labels.getObject(((Number) index).intValue());
         }
-        return vector.getObject(row);
+        return ArrowValues.value(vector, row);
+    }
+
+    private static String text(Object value) {
+        return switch (value) {
+            case byte[] bytes -> java.util.Base64.getEncoder().encodeToString(bytes);
+            case java.math.BigDecimal decimal -> decimal.toPlainString();
+            case java.time.LocalDateTime stamp -> DateTimeFormatter.ISO_LOCAL_DATE_TIME.format(stamp);
+            case java.time.OffsetDateTime stamp -> DateTimeFormatter.ISO_OFFSET_DATE_TIME.format(stamp);
+            case java.time.LocalTime time -> DateTimeFormatter.ISO_LOCAL_TIME.format(time);
+            default -> value.toString();
+        };
     }
 
     private void escape(String text) throws IOException {

@@ -1,4 +1,4 @@
-package dev.mallard.server.flight;
+package dev.mallard.server.arrow;
 
 import java.time.Instant;
 import java.time.LocalDate;
@@ -19,11 +19,16 @@ import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.util.Text;
 
-/** Reads one row of bound parameters (a DoPut batch) as the Java values DuckDB's {@code setObject} takes. */
-final class ParameterValues {
-    private ParameterValues() {}
+/**
+ * Arrow values as the Java values DuckDB's {@code setObject} takes and text formats print: dates as
+ * {@link LocalDate}, times as {@link LocalTime}, timestamps as {@link LocalDateTime} (or {@link java.time.OffsetDateTime}
+ * in UTC when the column has a time zone), text as {@link String}.
+ */
+public final class ArrowValues {
+    private ArrowValues() {}
 
-    static List<List<Object>> rows(VectorSchemaRoot root) {
+    /** Every row of the batch (bound parameters arrive this way). */
+    public static List<List<Object>> rows(VectorSchemaRoot root) {
         List<List<Object>> rows = new ArrayList<>();
         for (int row = 0; row < root.getRowCount(); row++) {
             List<Object> values = new ArrayList<>();
@@ -35,7 +40,7 @@ final class ParameterValues {
         return rows;
     }
 
-    static Object value(FieldVector vector, int row) {
+    public static Object value(FieldVector vector, int row) {
         if (vector.isNull(row)) {
             return null;
         }

@@ -1,0 +1,95 @@
+package dev.mallard.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.mallard.server.config.AccessMode;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Optional;
+import java.util.Properties;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** A READ_ONLY server through the JDBC driver: queries run, everything else is refused. */
+class ReadOnlyModeIT {
+    @TempDir
+    static Path warehouse;
+
+    static MallardServer server;
+
+    @BeforeAll
+    static void start() throws Exception {
+        Path script = warehouse.resolve("startup.sql");
+        Files.writeString(script, "CREATE TABLE t AS SELECT range AS id FROM range(10);");
+        server = MallardServer.start(TestServers.config(warehouse, AccessMode.READ_ONLY, Optional.of(script)));
+    }
+
+    @AfterAll
+    static void stop() {
+        server.close();
+    }
+
+    static Connection connect() throws SQLException {
+        Properties properties = new Properties();
+        properties.put("user", TestServers.USER);
+        properties.put("password", TestServers.PASSWORD);
+        return DriverManager.getConnection(TestServers.jdbcUrl(server), properties);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "SELECT count(*) FROM t",
+        "WITH evens AS (SELECT id FROM t WHERE id % 2 = 0) SELECT count(*) FROM evens",
+        "SELECT count(*) FROM (SELECT id FROM t UNION ALL SELECT id FROM t)",
+        "SELECT count(*) FROM t a JOIN t b USING (id) WHERE a.id IN (SELECT id FROM t)"
+    })
+    void queriesRun(String sql) throws Exception {
+        try (Connection connection = connect(); Statement statement = connection.createStatement(); ResultSet rs = statement.executeQuery(sql)) {
+            assertThat(rs.next()).isTrue();
+            assertThat(rs.getLong(1)).isPositive();
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "INSERT INTO t VALUES (100)",
+        "DELETE FROM t",
+        "CREATE TABLE u (x INTEGER)",
+        "DROP TABLE t",
+        "SET threads = 1",
+        "COPY t TO '/tmp/mallard-read-only-leak.csv'",
+        "SELECT 1; DROP TABLE t",
+        "ATTACH ':memory:' AS other"
+    })
+    void everythingElseIsRefused(String sql) throws Exception {
+        try (Connection connection = connect(); Statement statement = connection.createStatement()) {
+            assertThatThrownBy(() -> statement.execute(sql))
+                    .isInstanceOf(SQLException.class)
+                    .hasStackTraceContaining("READ_ONLY");
+            try (ResultSet rs = statement.executeQuery("SELECT count(*) FROM t")) {
+                rs.next();
+                assertThat(rs.getLong(1)).isEqualTo(10);
+            }
+        }
+    }
+
+    @Test
+    void aQueryThatDoesNotParseIsASqlErrorNotARefusal() throws Exception {
+        try (Connection connection = connect(); Statement statement = connection.createStatement()) {
+            assertThatThrownBy(() -> statement.executeQuery("SELEKT 1"))
+                    .isInstanceOf(SQLException.class)
+                    .hasStackTraceContaining("INVALID_ARGUMENT")
+                    .hasStackTraceContaining("syntax error");
+        }
+    }
+}

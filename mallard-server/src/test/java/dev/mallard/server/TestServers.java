@@ -1,0 +1,27 @@
+package dev.mallard.server;
+
+import dev.mallard.server.auth.PasswordHash;
+import dev.mallard.server.config.AccessMode;
+import dev.mallard.server.config.ServerConfig;
+import dev.mallard.server.config.UserAccount;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+
+/** Servers for tests: in memory, free ports, one user ada/lovelace. */
+final class TestServers {
+    static final String USER = "ada";
+    static final String PASSWORD = "lovelace";
+
+    private TestServers() {}
+
+    static ServerConfig config(Path warehouse, AccessMode mode, Optional<Path> startupScript) {
+        return new ServerConfig(warehouse, Optional.empty(), "127.0.0.1", 0, 0,
+                List.of(new UserAccount(USER, PasswordHash.of(PASSWORD))), mode, Optional.empty(),
+                ServerConfig.DEFAULT_TOKEN_EXPIRY_MINUTES, 1000, startupScript);
+    }
+
+    static String jdbcUrl(MallardServer server) {
+        return "jdbc:arrow-flight-sql://127.0.0.1:" + server.flightPort() + "/?useEncryption=false";
+    }
+}
