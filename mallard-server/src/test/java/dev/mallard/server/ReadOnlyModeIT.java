@@ -84,6 +84,18 @@ class ReadOnlyModeIT {
     }
 
     @Test
+    void overHttpARefusalIs403() throws Exception {
+        java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+        String basic = "Basic " + java.util.Base64.getEncoder().encodeToString((TestServers.USER + ":" + TestServers.PASSWORD).getBytes());
+        java.net.http.HttpResponse<String> response = http.send(java.net.http.HttpRequest.newBuilder(
+                        java.net.URI.create("http://127.0.0.1:" + server.httpPort() + "/v1/query"))
+                .header("Authorization", basic)
+                .POST(java.net.http.HttpRequest.BodyPublishers.ofString("DELETE FROM t")).build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+        assertThat(response.statusCode()).isEqualTo(403);
+        assertThat(response.body()).contains("\"code\":\"user.access.denied\"").contains("READ_ONLY");
+    }
+
+    @Test
     void aQueryThatDoesNotParseIsASqlErrorNotARefusal() throws Exception {
         try (Connection connection = connect(); Statement statement = connection.createStatement()) {
             assertThatThrownBy(() -> statement.executeQuery("SELEKT 1"))
