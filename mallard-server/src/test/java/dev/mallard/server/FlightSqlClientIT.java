@@ -1,0 +1,114 @@
+package dev.mallard.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.mallard.server.config.AccessMode;
+import java.nio.file.Path;
+import java.util.Optional;
+import org.apache.arrow.flight.CallStatus;
+import org.apache.arrow.flight.FlightClient;
+import org.apache.arrow.flight.FlightInfo;
+import org.apache.arrow.flight.FlightRuntimeException;
+import org.apache.arrow.flight.FlightStream;
+import org.apache.arrow.flight.Location;
+import org.apache.arrow.flight.auth2.BearerCredentialWriter;
+import org.apache.arrow.flight.grpc.CredentialCallOption;
+import org.apache.arrow.flight.sql.FlightSqlClient;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Arrow Java's FlightSqlClient: raw DoGet of a large result, read slowly, and the status codes of failures. */
+class FlightSqlClientIT {
+    @TempDir
+    static Path warehouse;
+
+    static MallardServer server;
+    static BufferAllocator allocator;
+    static FlightClient flight;
+    static FlightSqlClient sql;
+    static CredentialCallOption bearer;
+
+    @BeforeAll
+    static void start() throws Exception {
+        server = MallardServer.start(TestServers.config(warehouse, AccessMode.COMPLETE, Optional.empty()));
+        allocator = new RootAllocator();
+        flight = FlightClient.builder(allocator, Location.forGrpcInsecure("127.0.0.1", server.flightPort())).build();
+        bearer = flight.authenticateBasicToken(TestServers.USER, TestServers.PASSWORD).orElseThrow();
+        sql = new FlightSqlClient(flight);
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        sql.close();
+        allocator.close();
+        server.close();
+    }
+
+    @Test
+    void aLargeResultArrivesWholeWhenTheClientReadsSlowly() throws Exception {
+        FlightInfo info = sql.execute("SELECT range AS n, repeat('x', 100) AS pad FROM range(300000)", bearer);
+        assertThat(info.getSchema().getFields()).extracting(f -> f.getName()).containsExactly("n", "pad");
+        assertThat(info.getSchema().getFields().get(0).getType()).isEqualTo(new ArrowType.Int(64, true));
+        long rows = 0;
+        long sum = 0;
+        int batches = 0;
+        try (FlightStream stream = sql.getStream(info.getEndpoints().get(0).getTicket(), bearer)) {
+            while (stream.next()) {
+                BigIntVector n = (BigIntVector) stream.getRoot().getVector("n");
+                for (int i = 0; i < stream.getRoot().getRowCount(); i++) {
+                    sum += n.get(i);
+                }
+                rows += stream.getRoot().getRowCount();
+                if (batches++ < 5) {
+                    // A slow reader at the start: the server must wait for the stream to be ready, not drop or buffer it all.
+                    Thread.sleep(200);
+                }
+            }
+        }
+        assertThat(rows).isEqualTo(300_000);
+        assertThat(sum).isEqualTo(300_000L * 299_999L / 2);
+        assertThat(batches).isEqualTo(300);
+    }
+
+    @Test
+    void aTicketIsGoodForOneFetch() throws Exception {
+        FlightInfo info = sql.execute("SELECT 1", bearer);
+        try (FlightStream stream = sql.getStream(info.getEndpoints().get(0).getTicket(), bearer)) {
+            while (stream.next()) {
+                assertThat(stream.getRoot().getRowCount()).isEqualTo(1);
+            }
+        }
+        assertThatThrownBy(() -> {
+            try (FlightStream stream = sql.getStream(info.getEndpoints().get(0).getTicket(), bearer)) {
+                stream.next();
+            }
+        }).isInstanceOfSatisfying(FlightRuntimeException.class, e -> assertThat(e.status().code()).isEqualTo(CallStatus.NOT_FOUND.code()));
+    }
+
+    @Test
+    void aSqlErrorIsInvalidArgumentAndNoTokenIsUnauthenticated() {
+        assertThatThrownBy(() -> sql.execute("SELECT * FROM nowhere", bearer))
+                .isInstanceOfSatisfying(FlightRuntimeException.class, e -> {
+                    assertThat(e.status().code()).isEqualTo(CallStatus.INVALID_ARGUMENT.code());
+                    assertThat(e.getMessage()).contains("nowhere");
+                });
+        assertThatThrownBy(() -> sql.execute("SELECT 1"))
+                .isInstanceOfSatisfying(FlightRuntimeException.class, e -> assertThat(e.status().code()).isEqualTo(CallStatus.UNAUTHENTICATED.code()));
+        CredentialCallOption garbage = new CredentialCallOption(new BearerCredentialWriter("garbage"));
+        assertThatThrownBy(() -> sql.execute("SELECT 1", garbage))
+                .isInstanceOfSatisfying(FlightRuntimeException.class, e -> assertThat(e.status().code()).isEqualTo(CallStatus.UNAUTHENTICATED.code()));
+    }
+
+    @Test
+    void anUpdateThroughDoPutReportsItsCount() {
+        sql.executeUpdate("CREATE TABLE raw_updates (i INTEGER)", bearer);
+        assertThat(sql.executeUpdate("INSERT INTO raw_updates SELECT range FROM range(7)", bearer)).isEqualTo(7);
+    }
+}
