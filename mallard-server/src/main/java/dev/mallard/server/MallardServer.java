@@ -115,6 +115,11 @@ public final class MallardServer implements AutoCloseable {
         return http.port();
     }
 
+    /** A new connection to the served database, outside any client session (benchmarks, tests). */
+    public java.sql.Connection engineSession() {
+        return engine.newSession();
+    }
+
     public SessionRegistry sessions() {
         return sessions;
     }

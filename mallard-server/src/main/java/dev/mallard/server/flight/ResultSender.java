@@ -19,6 +19,9 @@ final class ResultSender {
         listener.setOnReadyHandler(ready::release);
         listener.setOnCancelHandler(ready::release);
         VectorSchemaRoot root = result.root();
+        // The batch's buffers go to gRPC without a copy; the next loadNextBatch imports new buffers rather than
+        // overwriting these, and the message keeps its references until it is written.
+        listener.setUseZeroCopy(true);
         listener.start(root, result.reader());
         long rows = 0;
         while (!listener.isCancelled()) {

@@ -140,7 +140,8 @@ public final class HttpApi implements AutoCloseable {
             }
             try (ResultStream rows = outcome.rows().get()) {
                 response.header(HeaderNames.CONTENT_TYPE, format.get().contentType());
-                try (OutputStream out = response.outputStream()) {
+                // ArrowStreamWriter writes each buffer separately; gather them into large chunks for the socket.
+                try (OutputStream out = new java.io.BufferedOutputStream(response.outputStream(), 1 << 18)) {
                     write(format.get(), rows, out);
                 }
             }
