@@ -154,7 +154,7 @@ public final class HttpApi implements AutoCloseable {
             fail(response, e);
         } finally {
             if (ephemeral) {
-                sessions.close(session.id());
+                sessions.discard(session.id());
             }
         }
     }

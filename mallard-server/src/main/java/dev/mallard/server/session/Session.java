@@ -28,6 +28,7 @@ import org.duckdb.DuckDBConnection;
 public final class Session implements AutoCloseable {
     private final String id;
     private final String username;
+    private final Instant tokenExpiresAt;
     private final DuckDBConnection connection;
     private final BufferAllocator allocator;
     private final int fetchSize;
@@ -37,9 +38,11 @@ public final class Session implements AutoCloseable {
     private volatile Instant lastUsed;
     private volatile boolean closed;
 
-    Session(String id, String username, DuckDBConnection connection, BufferAllocator allocator, int fetchSize, Clock clock) {
+    Session(String id, String username, Instant tokenExpiresAt, DuckDBConnection connection, BufferAllocator allocator, int fetchSize,
+            Clock clock) {
         this.id = requireNonNull(id, "id is null");
         this.username = requireNonNull(username, "username is null");
+        this.tokenExpiresAt = requireNonNull(tokenExpiresAt, "tokenExpiresAt is null");
         this.connection = requireNonNull(connection, "connection is null");
         this.allocator = requireNonNull(allocator, "allocator is null");
         this.fetchSize = fetchSize;
@@ -53,6 +56,10 @@ public final class Session implements AutoCloseable {
 
     public String username() {
         return username;
+    }
+
+    public Instant tokenExpiresAt() {
+        return tokenExpiresAt;
     }
 
     public BufferAllocator allocator() {

@@ -46,7 +46,7 @@ public final class SessionRegistry implements AutoCloseable {
                     "this token's session was closed (idle longer than " + idleTimeout.toMinutes() + " min, or closed by the client); log in again");
         }
         return sessions.computeIfAbsent(token.sessionId(), id -> {
-            Session session = new Session(id, token.username(), engine.newSession(), engine.allocator(), fetchSize, clock);
+            Session session = new Session(id, token.username(), token.expiresAt(), engine.newSession(), engine.allocator(), fetchSize, clock);
             LOG.debug("session opened user={} open_sessions={}", token.username(), sessions.size() + 1);
             return session;
         });
@@ -58,9 +58,21 @@ public final class SessionRegistry implements AutoCloseable {
 
     /** Closes a session; its token can no longer be used. */
     public void close(String sessionId) {
+        close(sessionId, true);
+    }
+
+    /** Closes a session whose token nobody holds (a request authenticated with Basic credentials). */
+    public void discard(String sessionId) {
+        close(sessionId, false);
+    }
+
+    private void close(String sessionId, boolean refuseToken) {
         Session session = sessions.remove(sessionId);
         if (session != null) {
-            closedIds.put(sessionId, clock.instant());
+            if (refuseToken) {
+                // Remembered until the token expires; after that the token is refused anyway.
+                closedIds.put(sessionId, session.tokenExpiresAt());
+            }
             session.close();
             LOG.debug("session closed user={} open_sessions={}", session.username(), sessions.size());
         }
@@ -78,16 +90,21 @@ public final class SessionRegistry implements AutoCloseable {
             } catch (InterruptedException e) {
                 return;
             }
-            Instant cutoff = clock.instant().minus(idleTimeout);
-            for (Session session : List.copyOf(sessions.values())) {
-                if (session.lastUsed().isBefore(cutoff)) {
-                    LOG.info("closing idle session user={} idle_minutes={}", session.username(), idleTimeout.toMinutes());
-                    close(session.id());
-                }
-            }
-            // Closed ids are remembered as long as a token could still be in use; tokens older than that expired.
-            closedIds.values().removeIf(at -> at.isBefore(cutoff.minus(Duration.ofDays(7))));
+            closeIdle();
         }
+    }
+
+    /** Closes every session idle longer than the idle timeout, and forgets closed ids whose tokens expired. */
+    void closeIdle() {
+        Instant cutoff = clock.instant().minus(idleTimeout);
+        for (Session session : List.copyOf(sessions.values())) {
+            if (session.lastUsed().isBefore(cutoff)) {
+                LOG.info("closing idle session user={} idle_minutes={}", session.username(), idleTimeout.toMinutes());
+                close(session.id());
+            }
+        }
+        Instant now = clock.instant();
+        closedIds.values().removeIf(expiry -> expiry.isBefore(now));
     }
 
     @Override
