@@ -172,6 +172,21 @@ class HttpApiIT {
     }
 
     @Test
+    void acceptEncodingGzipCompressesTheResult() throws Exception {
+        HttpResponse<byte[]> response = http.send(HttpRequest.newBuilder(uri("/v1/query?q=" + URLEncoder.encode(
+                        "SELECT range AS n FROM range(1000)", StandardCharsets.UTF_8)))
+                .header("Authorization", "Bearer " + token).header("Accept", "application/jsonl").header("Accept-Encoding", "gzip").build(),
+                HttpResponse.BodyHandlers.ofByteArray());
+        assertThat(response.statusCode()).isEqualTo(200);
+        assertThat(response.headers().firstValue("Content-Encoding")).hasValue("gzip");
+        String body;
+        try (var in = new java.util.zip.GZIPInputStream(new ByteArrayInputStream(response.body()))) {
+            body = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+        assertThat(body.lines()).hasSize(1000).startsWith("{\"n\":0}");
+    }
+
+    @Test
     void anUnservedAcceptIs406() throws Exception {
         assertThat(query("SELECT 1", "text/html", "Bearer " + token).statusCode()).isEqualTo(406);
     }

@@ -27,6 +27,8 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
+import java.util.List;
+import java.util.zip.GZIPOutputStream;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -140,8 +142,14 @@ public final class HttpApi implements AutoCloseable {
             }
             try (ResultStream rows = outcome.rows().get()) {
                 response.header(HeaderNames.CONTENT_TYPE, format.get().contentType());
+                boolean gzip = acceptsGzip(request);
+                if (gzip) {
+                    response.header(HeaderNames.CONTENT_ENCODING, "gzip");
+                }
+                response.header(HeaderNames.VARY, "Accept, Accept-Encoding");
                 // ArrowStreamWriter writes each buffer separately; gather them into large chunks for the socket.
-                try (OutputStream out = new java.io.BufferedOutputStream(response.outputStream(), 1 << 18)) {
+                OutputStream raw = response.outputStream();
+                try (OutputStream out = new java.io.BufferedOutputStream(gzip ? new GZIPOutputStream(raw, 1 << 16) : raw, 1 << 18)) {
                     write(format.get(), rows, out);
                 }
             }
@@ -187,6 +195,19 @@ public final class HttpApi implements AutoCloseable {
                 writer.flush();
             }
         }
+    }
+
+    /** True when Accept-Encoding lists gzip without {@code q=0}. */
+    static boolean acceptsGzip(ServerRequest request) {
+        for (String value : request.headers().all(HeaderNames.ACCEPT_ENCODING, List::of)) {
+            for (String coding : value.split(",")) {
+                String[] parts = coding.trim().split(";");
+                if (parts[0].trim().equalsIgnoreCase("gzip")) {
+                    return parts.length < 2 || !parts[1].trim().replace(" ", "").matches("q=0(\\.0*)?");
+                }
+            }
+        }
+        return false;
     }
 
     private static String sql(ServerRequest request) {
