@@ -32,7 +32,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class MallardServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(MallardServer.class);
-    static final Duration SESSION_IDLE_TIMEOUT = Duration.ofMinutes(30);
 
     private final Engine engine;
     private final SessionRegistry sessions;
@@ -62,7 +61,7 @@ public final class MallardServer implements AutoCloseable {
         FlightSqlEndpoint flight = null;
         try {
             config.startupScript().ifPresent(script -> runStartupScript(engine, script));
-            sessions = new SessionRegistry(engine, config.fetchSize(), SESSION_IDLE_TIMEOUT, Clock.systemUTC());
+            sessions = new SessionRegistry(engine, config.fetchSize(), config.sessionLimits(), Clock.systemUTC());
             MallardFlightSqlProducer producer = new MallardFlightSqlProducer(sessions, policy, engine.allocator(), version());
             flight = FlightSqlEndpoint.start(config.host(), config.flightPort(), producer, users, tokens, sessions, engine.allocator());
             HttpApi http = HttpApi.start(config.host(), config.httpPort(), users, tokens, sessions, policy);

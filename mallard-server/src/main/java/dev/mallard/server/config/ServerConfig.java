@@ -22,6 +22,7 @@ public record ServerConfig(
         AccessMode accessMode,
         Optional<String> secretKey,
         int tokenExpiryMinutes,
+        SessionLimits sessionLimits,
         int fetchSize,
         Optional<Path> startupScript) {
     public static final String DEFAULT_WAREHOUSE = "warehouse";
@@ -31,6 +32,17 @@ public record ServerConfig(
     public static final int DEFAULT_TOKEN_EXPIRY_MINUTES = 720;
     public static final int DEFAULT_FETCH_SIZE = 16_384;
 
+    /** How long an unused session lives, and how many may be open in total and per user. */
+    public record SessionLimits(int idleMinutes, int maxSessions, int maxSessionsPerUser) {
+        public static final SessionLimits DEFAULT = new SessionLimits(30, 512, 128);
+
+        public SessionLimits {
+            if (idleMinutes <= 0 || maxSessions <= 0 || maxSessionsPerUser <= 0) {
+                throw new IllegalArgumentException("session limits must be positive");
+            }
+        }
+    }
+
     public ServerConfig {
         requireNonNull(warehouse, "warehouse is null");
         requireNonNull(database, "database is null");
@@ -39,6 +51,7 @@ public record ServerConfig(
         requireNonNull(accessMode, "accessMode is null");
         requireNonNull(secretKey, "secretKey is null");
         requireNonNull(startupScript, "startupScript is null");
+        requireNonNull(sessionLimits, "sessionLimits is null");
         if (tokenExpiryMinutes <= 0 || fetchSize <= 0) {
             throw new IllegalArgumentException("tokenExpiryMinutes and fetchSize must be positive");
         }
@@ -51,6 +64,6 @@ public record ServerConfig(
                 + ", host=" + host + ", httpPort=" + httpPort + ", flightPort=" + flightPort + ", users="
                 + users.stream().map(UserAccount::username).toList() + ", accessMode=" + accessMode + ", secretKey="
                 + (secretKey.isPresent() ? "***" : "generated") + ", tokenExpiryMinutes=" + tokenExpiryMinutes
-                + ", fetchSize=" + fetchSize + ", startupScript=" + startupScript.map(Path::toString).orElse("none") + "]";
+                + ", sessionLimits=" + sessionLimits + ", fetchSize=" + fetchSize + ", startupScript=" + startupScript.map(Path::toString).orElse("none") + "]";
     }
 }

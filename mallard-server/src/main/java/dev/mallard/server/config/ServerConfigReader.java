@@ -170,6 +170,10 @@ public final class ServerConfigReader {
                 mode,
                 text(root, "secret_key"),
                 root.path("token_expiry_minutes").asInt(ServerConfig.DEFAULT_TOKEN_EXPIRY_MINUTES),
+                new ServerConfig.SessionLimits(
+                        root.path("session_idle_minutes").asInt(ServerConfig.SessionLimits.DEFAULT.idleMinutes()),
+                        root.path("max_sessions").asInt(ServerConfig.SessionLimits.DEFAULT.maxSessions()),
+                        root.path("max_sessions_per_user").asInt(ServerConfig.SessionLimits.DEFAULT.maxSessionsPerUser())),
                 root.path("fetch_size").asInt(ServerConfig.DEFAULT_FETCH_SIZE),
                 text(root, "startup_script").map(base::resolve));
     }

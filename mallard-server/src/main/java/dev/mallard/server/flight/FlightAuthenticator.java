@@ -46,7 +46,7 @@ final class FlightAuthenticator implements CallHeaderAuthenticator {
                 return login(basic);
             }
         } catch (MallardException e) {
-            throw CallStatus.UNAUTHENTICATED.withDescription(e.getMessage()).toRuntimeException();
+            throw FlightErrors.toFlight(e);
         }
         throw CallStatus.UNAUTHENTICATED
                 .withDescription("no credentials: send Basic user:password to log in, then the bearer token it returns")

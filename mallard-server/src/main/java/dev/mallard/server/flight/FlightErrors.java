@@ -26,6 +26,7 @@ final class FlightErrors {
             case USER_SQL_INVALID, USER_ARGUMENT_INVALID -> CallStatus.INVALID_ARGUMENT;
             case USER_AUTH_FAILED -> CallStatus.UNAUTHENTICATED;
             case USER_ACCESS_DENIED -> CallStatus.UNAUTHORIZED;
+            case USER_SESSIONS_EXHAUSTED -> CallStatus.RESOURCE_EXHAUSTED;
             default -> code.errorClass().equals("user") ? CallStatus.INVALID_ARGUMENT : CallStatus.INTERNAL;
         };
     }

@@ -6,6 +6,7 @@ import dev.mallard.core.engine.Engine;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
 import dev.mallard.server.auth.AccessToken;
+import dev.mallard.server.config.ServerConfig;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -26,15 +27,17 @@ public final class SessionRegistry implements AutoCloseable {
     private final Engine engine;
     private final int fetchSize;
     private final Duration idleTimeout;
+    private final ServerConfig.SessionLimits limits;
     private final Clock clock;
     private final Map<String, Session> sessions = new ConcurrentHashMap<>();
     private final Map<String, Instant> closedIds = new ConcurrentHashMap<>();
     private final Thread reaper;
 
-    public SessionRegistry(Engine engine, int fetchSize, Duration idleTimeout, Clock clock) {
+    public SessionRegistry(Engine engine, int fetchSize, ServerConfig.SessionLimits limits, Clock clock) {
         this.engine = requireNonNull(engine, "engine is null");
         this.fetchSize = fetchSize;
-        this.idleTimeout = requireNonNull(idleTimeout, "idleTimeout is null");
+        this.limits = requireNonNull(limits, "limits is null");
+        this.idleTimeout = Duration.ofMinutes(limits.idleMinutes());
         this.clock = requireNonNull(clock, "clock is null");
         this.reaper = Thread.ofVirtual().name("session-reaper").start(this::reapIdle);
     }
@@ -45,11 +48,28 @@ public final class SessionRegistry implements AutoCloseable {
             throw new MallardException(ErrorCode.USER_AUTH_FAILED,
                     "this token's session was closed (idle longer than " + idleTimeout.toMinutes() + " min, or closed by the client); log in again");
         }
-        return sessions.computeIfAbsent(token.sessionId(), id -> {
-            Session session = new Session(id, token.username(), token.expiresAt(), engine.newSession(), engine.allocator(), fetchSize, clock);
-            LOG.debug("session opened user={} open_sessions={}", token.username(), sessions.size() + 1);
-            return session;
-        });
+        Session open = sessions.get(token.sessionId());
+        return open != null ? open : create(token);
+    }
+
+    private synchronized Session create(AccessToken token) {
+        Session open = sessions.get(token.sessionId());
+        if (open != null) {
+            return open;
+        }
+        if (sessions.size() >= limits.maxSessions()) {
+            throw new MallardException(ErrorCode.USER_SESSIONS_EXHAUSTED, "the server holds " + sessions.size()
+                    + " sessions, its max_sessions; close connections you no longer use or wait for idle ones to close");
+        }
+        long mine = sessions.values().stream().filter(session -> session.username().equals(token.username())).count();
+        if (mine >= limits.maxSessionsPerUser()) {
+            throw new MallardException(ErrorCode.USER_SESSIONS_EXHAUSTED, "user " + token.username() + " holds " + mine
+                    + " sessions, the server's max_sessions_per_user; close connections you no longer use or wait for idle ones to close");
+        }
+        Session session = new Session(token.sessionId(), token.username(), token.expiresAt(), engine.newSession(), engine.allocator(), fetchSize, clock);
+        sessions.put(token.sessionId(), session);
+        LOG.debug("session opened user={} open_sessions={}", token.username(), sessions.size());
+        return session;
     }
 
     public Optional<Session> find(String sessionId) {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.mallard.core.engine.Engine;
 import dev.mallard.server.auth.AccessToken;
+import dev.mallard.server.config.ServerConfig;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Clock;
@@ -43,7 +44,7 @@ class SessionRegistryTest {
     @Test
     void oneTokenIsOneSessionAndTwoTokensAreTwo() throws Exception {
         ManualClock clock = new ManualClock();
-        try (Engine engine = Engine.inMemory(); SessionRegistry sessions = new SessionRegistry(engine, 100, Duration.ofMinutes(30), clock)) {
+        try (Engine engine = Engine.inMemory(); SessionRegistry sessions = new SessionRegistry(engine, 100, ServerConfig.SessionLimits.DEFAULT, clock)) {
             Session first = sessions.open(token("a", clock));
             assertThat(sessions.open(token("a", clock))).isSameAs(first);
             Session second = sessions.open(token("b", clock));
@@ -65,7 +66,7 @@ class SessionRegistryTest {
     @Test
     void anIdleSessionIsClosedAndItsTokenRefused() throws Exception {
         ManualClock clock = new ManualClock();
-        try (Engine engine = Engine.inMemory(); SessionRegistry sessions = new SessionRegistry(engine, 100, Duration.ofMinutes(30), clock)) {
+        try (Engine engine = Engine.inMemory(); SessionRegistry sessions = new SessionRegistry(engine, 100, ServerConfig.SessionLimits.DEFAULT, clock)) {
             Session idle = sessions.open(token("idle", clock));
             clock.now = clock.now.plus(Duration.ofMinutes(20));
             Session busy = sessions.open(token("busy", clock));
@@ -81,11 +82,29 @@ class SessionRegistryTest {
     @Test
     void aDiscardedSessionLeavesNoTrace() throws Exception {
         ManualClock clock = new ManualClock();
-        try (Engine engine = Engine.inMemory(); SessionRegistry sessions = new SessionRegistry(engine, 100, Duration.ofMinutes(30), clock)) {
+        try (Engine engine = Engine.inMemory(); SessionRegistry sessions = new SessionRegistry(engine, 100, ServerConfig.SessionLimits.DEFAULT, clock)) {
             sessions.open(token("once", clock));
             sessions.discard("once");
             assertThat(sessions.size()).isZero();
             assertThat(sessions.open(token("once", clock)).isClosed()).isFalse();
+        }
+    }
+
+    @Test
+    void sessionsPastTheCapsAreRefused() throws Exception {
+        ManualClock clock = new ManualClock();
+        try (Engine engine = Engine.inMemory();
+                SessionRegistry sessions = new SessionRegistry(engine, 100, new ServerConfig.SessionLimits(30, 3, 2), clock)) {
+            sessions.open(token("a1", clock));
+            sessions.open(token("a2", clock));
+            assertThatThrownBy(() -> sessions.open(token("a3", clock)))
+                    .hasMessageContaining("max_sessions_per_user")
+                    .extracting(e -> ((dev.mallard.core.error.MallardException) e).errorCode())
+                    .isEqualTo(dev.mallard.core.error.ErrorCode.USER_SESSIONS_EXHAUSTED);
+            sessions.open(new AccessToken("bob", "b1", clock.now.plus(Duration.ofHours(1)), Map.of()));
+            assertThatThrownBy(() -> sessions.open(new AccessToken("bob", "b2", clock.now.plus(Duration.ofHours(1)), Map.of())))
+                    .hasMessageContaining("its max_sessions;");
+            assertThat(sessions.open(token("a1", clock)).isClosed()).isFalse();
         }
     }
 }

@@ -7,6 +7,7 @@ import dev.mallard.core.engine.Engine;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
 import dev.mallard.server.auth.AccessToken;
+import dev.mallard.server.config.ServerConfig;
 import dev.mallard.server.config.AccessMode;
 import dev.mallard.server.session.Session;
 import dev.mallard.server.session.SessionRegistry;
@@ -31,7 +32,7 @@ class AccessPolicyTest {
         try (var statement = engine.connection().createStatement()) {
             statement.execute("CREATE TABLE t (id INTEGER)");
         }
-        sessions = new SessionRegistry(engine, 100, Duration.ofMinutes(5), Clock.systemUTC());
+        sessions = new SessionRegistry(engine, 100, ServerConfig.SessionLimits.DEFAULT, Clock.systemUTC());
         session = sessions.open(new AccessToken("ada", "s1", Instant.now().plusSeconds(600), Map.of()));
     }
 
