@@ -164,7 +164,9 @@ class HttpApiIT {
 
     @Test
     void aMissingOrTamperedTokenIs401() throws Exception {
-        assertThat(query("SELECT 1", null, null).statusCode()).isEqualTo(401);
+        HttpResponse<byte[]> missing = query("SELECT 1", null, null);
+        assertThat(missing.statusCode()).isEqualTo(401);
+        assertThat(new String(missing.body(), StandardCharsets.UTF_8)).contains("no access token: POST /v1/login");
         String tampered = token.substring(0, token.length() - 4) + (token.endsWith("AAAA") ? "BBBB" : "AAAA");
         HttpResponse<byte[]> response = query("SELECT 1", null, "Bearer " + tampered);
         assertThat(response.statusCode()).isEqualTo(401);

@@ -49,7 +49,7 @@ final class FlightAuthenticator implements CallHeaderAuthenticator {
             throw FlightErrors.toFlight(e);
         }
         throw CallStatus.UNAUTHENTICATED
-                .withDescription("no credentials: send Basic user:password to log in, then the bearer token it returns")
+                .withDescription("no credentials: log in with Basic user:password, then send the access token the login returns")
                 .toRuntimeException();
     }
 
