@@ -166,7 +166,7 @@ class HttpApiIT {
     void aMissingOrTamperedTokenIs401() throws Exception {
         HttpResponse<byte[]> missing = query("SELECT 1", null, null);
         assertThat(missing.statusCode()).isEqualTo(401);
-        assertThat(new String(missing.body(), StandardCharsets.UTF_8)).contains("no access token: POST /v1/login");
+        assertThat(new String(missing.body(), StandardCharsets.UTF_8)).contains("no access token; get one from POST /v1/login");
         String tampered = token.substring(0, token.length() - 4) + (token.endsWith("AAAA") ? "BBBB" : "AAAA");
         HttpResponse<byte[]> response = query("SELECT 1", null, "Bearer " + tampered);
         assertThat(response.statusCode()).isEqualTo(401);

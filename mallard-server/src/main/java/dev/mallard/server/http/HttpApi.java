@@ -226,7 +226,7 @@ public final class HttpApi implements AutoCloseable {
         Optional<String> header = request.headers().first(HeaderNames.AUTHORIZATION);
         if (header.isEmpty() || !header.get().regionMatches(true, 0, "Bearer ", 0, 7)) {
             throw new MallardException(ErrorCode.USER_AUTH_FAILED,
-                    "no access token: POST /v1/login for one and send it as Authorization: Bearer <token>");
+                    "no access token; get one from POST /v1/login and send it as Authorization: Bearer <token>");
         }
         return tokens.verify(header.get().substring(7).trim());
     }
