@@ -140,6 +140,25 @@ class FlightSqlJdbcIT {
     }
 
     @Test
+    void aTransactionBegunAsSqlRollsBackInItsSession() throws Exception {
+        try (Connection connection = connect(); Statement statement = connection.createStatement()) {
+            statement.executeUpdate("CREATE TABLE scratch_tx (id INTEGER)");
+            statement.executeUpdate("BEGIN TRANSACTION");
+            statement.executeUpdate("INSERT INTO scratch_tx VALUES (1), (2)");
+            try (Connection other = connect(); Statement otherStatement = other.createStatement();
+                    ResultSet rs = otherStatement.executeQuery("SELECT count(*) FROM scratch_tx")) {
+                rs.next();
+                assertThat(rs.getLong(1)).as("another session does not see uncommitted rows").isZero();
+            }
+            statement.executeUpdate("ROLLBACK");
+            try (ResultSet rs = statement.executeQuery("SELECT count(*) FROM scratch_tx")) {
+                rs.next();
+                assertThat(rs.getLong(1)).isZero();
+            }
+        }
+    }
+
+    @Test
     void metadataListsCatalogsSchemasTablesColumnsAndKeys() throws Exception {
         try (Connection connection = connect()) {
             DatabaseMetaData meta = connection.getMetaData();
