@@ -84,7 +84,7 @@ final class ServerBench implements Callable<Integer> {
                 + " TIMESTAMP '2024-01-01' + to_seconds(range) AS ts FROM range(" + rows + ");");
         ServerConfig config = new ServerConfig(warehouse, Optional.empty(), "127.0.0.1", 0, 0,
                 List.of(new UserAccount(USER, PasswordHash.of(PASSWORD))), AccessMode.COMPLETE, Optional.empty(),
-                60, ServerConfig.SessionLimits.DEFAULT, ServerConfig.DEFAULT_FETCH_SIZE, Optional.of(script));
+                60, ServerConfig.SessionLimits.DEFAULT, ServerConfig.DEFAULT_FETCH_SIZE, 0, Optional.of(script));
         ObjectNode result = new ObjectMapper().createObjectNode();
         try (MallardServer server = MallardServer.start(config)) {
             double inProcess = best(() -> inProcess(server));

@@ -61,10 +61,12 @@ public final class MallardServer implements AutoCloseable {
         FlightSqlEndpoint flight = null;
         try {
             config.startupScript().ifPresent(script -> runStartupScript(engine, script));
-            sessions = new SessionRegistry(engine, config.fetchSize(), config.sessionLimits(), Clock.systemUTC());
-            MallardFlightSqlProducer producer = new MallardFlightSqlProducer(sessions, policy, engine.allocator(), version());
+            sessions = new SessionRegistry(engine, config.sessionLimits(), Clock.systemUTC());
+            MallardFlightSqlProducer producer = new MallardFlightSqlProducer(sessions, policy, engine.allocator(), version(),
+                    config.fetchSize(), config.queryTimeoutSeconds());
             flight = FlightSqlEndpoint.start(config.host(), config.flightPort(), producer, users, tokens, sessions, engine.allocator());
-            HttpApi http = HttpApi.start(config.host(), config.httpPort(), users, tokens, sessions, policy);
+            HttpApi http = HttpApi.start(config.host(), config.httpPort(), users, tokens, sessions, policy, config.fetchSize(),
+                    config.queryTimeoutSeconds());
             LOG.info("server started flight_port={} http_port={} access_mode={} database={} users={}", flight.port(), http.port(),
                     config.accessMode(), config.database().map(Path::toString).orElse(":memory:"), config.users().size());
             return new MallardServer(engine, sessions, flight, http);

@@ -111,4 +111,30 @@ class FlightSqlClientIT {
         sql.executeUpdate("CREATE TABLE raw_updates (i INTEGER)", bearer);
         assertThat(sql.executeUpdate("INSERT INTO raw_updates SELECT range FROM range(7)", bearer)).isEqualTo(7);
     }
+
+    @Test
+    void headersSetTheBatchSizeAndTheTimeout() throws Exception {
+        org.apache.arrow.flight.FlightCallHeaders headers = new org.apache.arrow.flight.FlightCallHeaders();
+        headers.insert("x-dd-fetch-size", "10");
+        org.apache.arrow.flight.HeaderCallOption small = new org.apache.arrow.flight.HeaderCallOption(headers);
+        FlightInfo info = sql.execute("SELECT range FROM range(95)", bearer, small);
+        int batches = 0;
+        try (FlightStream stream = sql.getStream(info.getEndpoints().get(0).getTicket(), bearer)) {
+            while (stream.next()) {
+                batches++;
+            }
+        }
+        assertThat(batches).isEqualTo(10);
+
+        org.apache.arrow.flight.FlightCallHeaders slow = new org.apache.arrow.flight.FlightCallHeaders();
+        slow.insert("x-dd-query-timeout", "1");
+        assertThatThrownBy(() -> sql.execute("SELECT sum(hash(a.range + b.range)) FROM range(1000000) a, range(1000000) b", bearer,
+                new org.apache.arrow.flight.HeaderCallOption(slow)))
+                .isInstanceOfSatisfying(FlightRuntimeException.class, e -> {
+                    assertThat(e.status().code()).isEqualTo(CallStatus.TIMED_OUT.code());
+                    assertThat(e.getMessage()).contains("timeout of 1 s");
+                });
+        FlightInfo after = sql.execute("SELECT 1", bearer);
+        assertThat(after.getSchema().getFields()).hasSize(1);
+    }
 }

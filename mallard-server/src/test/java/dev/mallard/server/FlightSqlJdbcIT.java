@@ -183,6 +183,20 @@ class FlightSqlJdbcIT {
     }
 
     @Test
+    void aQueryTimeoutGivenAsAConnectionPropertyInterruptsALongQuery() throws Exception {
+        Properties properties = new Properties();
+        properties.put("user", TestServers.USER);
+        properties.put("password", TestServers.PASSWORD);
+        properties.put("x-dd-query-timeout", "1");
+        try (Connection connection = DriverManager.getConnection(TestServers.jdbcUrl(server), properties);
+                Statement statement = connection.createStatement()) {
+            assertThatThrownBy(() -> statement.executeQuery("SELECT sum(hash(a.range + b.range)) FROM range(1000000) a, range(1000000) b"))
+                    .isInstanceOf(SQLException.class)
+                    .hasStackTraceContaining("timeout of 1 s");
+        }
+    }
+
+    @Test
     void aWrongPasswordIsRefused() {
         Properties properties = new Properties();
         properties.put("user", TestServers.USER);

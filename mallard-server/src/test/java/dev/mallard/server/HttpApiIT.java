@@ -189,6 +189,16 @@ class HttpApiIT {
     }
 
     @Test
+    void aQueryPastItsTimeoutIs504() throws Exception {
+        HttpResponse<String> response = http.send(HttpRequest.newBuilder(uri("/v1/query?x-dd-query-timeout=1"))
+                .header("Authorization", "Bearer " + token).header("Accept", "application/jsonl")
+                .POST(HttpRequest.BodyPublishers.ofString("SELECT sum(hash(a.range + b.range)) FROM range(1000000) a, range(1000000) b")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(response.statusCode()).isEqualTo(504);
+        assertThat(JSON.readTree(response.body()).path("error").path("code").asText()).isEqualTo("user.sql.timeout");
+    }
+
+    @Test
     void anUnservedAcceptIs406() throws Exception {
         assertThat(query("SELECT 1", "text/html", "Bearer " + token).statusCode()).isEqualTo(406);
     }

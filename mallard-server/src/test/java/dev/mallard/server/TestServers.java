@@ -18,7 +18,7 @@ final class TestServers {
     static ServerConfig config(Path warehouse, AccessMode mode, Optional<Path> startupScript) {
         return new ServerConfig(warehouse, Optional.empty(), "127.0.0.1", 0, 0,
                 List.of(new UserAccount(USER, PasswordHash.of(PASSWORD))), mode, Optional.empty(),
-                ServerConfig.DEFAULT_TOKEN_EXPIRY_MINUTES, ServerConfig.SessionLimits.DEFAULT, 1000, startupScript);
+                ServerConfig.DEFAULT_TOKEN_EXPIRY_MINUTES, ServerConfig.SessionLimits.DEFAULT, 1000, 0, startupScript);
     }
 
     static String jdbcUrl(MallardServer server) {

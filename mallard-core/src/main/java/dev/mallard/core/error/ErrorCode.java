@@ -27,6 +27,8 @@ public enum ErrorCode {
             "The configuration asks for something Mallard does not do, such as Python `udfs`."),
     USER_SQL_INVALID("user.sql.invalid", ExitCode.USER_FAULT,
             "A SQL statement in the configuration or a query does not parse or bind."),
+    USER_SQL_TIMEOUT("user.sql.timeout", ExitCode.USER_FAULT,
+            "A query ran longer than its timeout (x-dd-query-timeout, capped by the server's query_timeout_seconds) and was interrupted."),
     USER_HANDLER_PARSE_FAILED("user.handler.parse_failed", ExitCode.USER_FAULT,
             "A message is not JSON, or a value does not fit the handler's table or inferred schema."),
     USER_HANDLER_SQL_FAILED("user.handler.sql_failed", ExitCode.USER_FAULT,

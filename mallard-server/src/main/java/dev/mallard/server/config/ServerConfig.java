@@ -24,6 +24,7 @@ public record ServerConfig(
         int tokenExpiryMinutes,
         SessionLimits sessionLimits,
         int fetchSize,
+        int queryTimeoutSeconds,
         Optional<Path> startupScript) {
     public static final String DEFAULT_WAREHOUSE = "warehouse";
     public static final String DEFAULT_HOST = "0.0.0.0";
@@ -52,8 +53,8 @@ public record ServerConfig(
         requireNonNull(secretKey, "secretKey is null");
         requireNonNull(startupScript, "startupScript is null");
         requireNonNull(sessionLimits, "sessionLimits is null");
-        if (tokenExpiryMinutes <= 0 || fetchSize <= 0) {
-            throw new IllegalArgumentException("tokenExpiryMinutes and fetchSize must be positive");
+        if (tokenExpiryMinutes <= 0 || fetchSize <= 0 || queryTimeoutSeconds < 0) {
+            throw new IllegalArgumentException("tokenExpiryMinutes and fetchSize must be positive, queryTimeoutSeconds not negative");
         }
     }
 
@@ -64,6 +65,6 @@ public record ServerConfig(
                 + ", host=" + host + ", httpPort=" + httpPort + ", flightPort=" + flightPort + ", users="
                 + users.stream().map(UserAccount::username).toList() + ", accessMode=" + accessMode + ", secretKey="
                 + (secretKey.isPresent() ? "***" : "generated") + ", tokenExpiryMinutes=" + tokenExpiryMinutes
-                + ", sessionLimits=" + sessionLimits + ", fetchSize=" + fetchSize + ", startupScript=" + startupScript.map(Path::toString).orElse("none") + "]";
+                + ", sessionLimits=" + sessionLimits + ", fetchSize=" + fetchSize + ", queryTimeoutSeconds=" + queryTimeoutSeconds + ", startupScript=" + startupScript.map(Path::toString).orElse("none") + "]";
     }
 }

@@ -175,6 +175,7 @@ public final class ServerConfigReader {
                         root.path("max_sessions").asInt(ServerConfig.SessionLimits.DEFAULT.maxSessions()),
                         root.path("max_sessions_per_user").asInt(ServerConfig.SessionLimits.DEFAULT.maxSessionsPerUser())),
                 root.path("fetch_size").asInt(ServerConfig.DEFAULT_FETCH_SIZE),
+                root.path("query_timeout_seconds").asInt(0),
                 text(root, "startup_script").map(base::resolve));
     }
 

@@ -27,6 +27,7 @@ final class FlightErrors {
             case USER_AUTH_FAILED -> CallStatus.UNAUTHENTICATED;
             case USER_ACCESS_DENIED -> CallStatus.UNAUTHORIZED;
             case USER_SESSIONS_EXHAUSTED -> CallStatus.RESOURCE_EXHAUSTED;
+            case USER_SQL_TIMEOUT -> CallStatus.TIMED_OUT;
             default -> code.errorClass().equals("user") ? CallStatus.INVALID_ARGUMENT : CallStatus.INTERNAL;
         };
     }

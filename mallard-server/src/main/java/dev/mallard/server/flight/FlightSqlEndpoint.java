@@ -29,6 +29,7 @@ public final class FlightSqlEndpoint implements AutoCloseable {
         BufferAllocator allocator = parent.newChildAllocator("flight", 0, Long.MAX_VALUE);
         FlightServer server = FlightServer.builder(allocator, Location.forGrpcInsecure(host, port), producer)
                 .headerAuthenticator(new FlightAuthenticator(users, tokens, sessions))
+                .middleware(CallHeadersMiddleware.KEY, new CallHeadersMiddleware.Factory())
                 .build();
         try {
             server.start();

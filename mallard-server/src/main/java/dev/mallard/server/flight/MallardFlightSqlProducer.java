@@ -8,6 +8,7 @@ import com.google.protobuf.Message;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
 import dev.mallard.server.arrow.ArrowValues;
+import dev.mallard.server.session.QueryOptions;
 import dev.mallard.server.session.ResultStream;
 import dev.mallard.server.session.Session;
 import dev.mallard.server.session.SessionRegistry;
@@ -72,8 +73,13 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
     private final AccessPolicy policy;
     private final BufferAllocator allocator;
     private final SqlInfoBuilder sqlInfo;
+    private final int defaultFetchSize;
+    private final int maxTimeoutSeconds;
 
-    public MallardFlightSqlProducer(SessionRegistry sessions, AccessPolicy policy, BufferAllocator allocator, String version) {
+    public MallardFlightSqlProducer(SessionRegistry sessions, AccessPolicy policy, BufferAllocator allocator, String version,
+            int defaultFetchSize, int maxTimeoutSeconds) {
+        this.defaultFetchSize = defaultFetchSize;
+        this.maxTimeoutSeconds = maxTimeoutSeconds;
         this.sessions = requireNonNull(sessions, "sessions is null");
         this.policy = requireNonNull(policy, "policy is null");
         this.allocator = requireNonNull(allocator, "allocator is null");
@@ -113,7 +119,7 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
         return guarded(() -> {
             Session session = session(context);
             policy.check(session, command.getQuery());
-            return pending(session, session.execute(command.getQuery()), descriptor);
+            return pending(session, session.execute(command.getQuery(), options(context)), descriptor);
         });
     }
 
@@ -144,7 +150,7 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
             try {
                 Session session = session(context);
                 policy.check(session, command.getQuery());
-                Session.Outcome outcome = session.execute(command.getQuery());
+                Session.Outcome outcome = session.execute(command.getQuery(), options(context));
                 outcome.rows().ifPresent(ResultStream::close);
                 acknowledge(ack, outcome.updateCount().orElse(0));
             } catch (Throwable e) {
@@ -249,7 +255,7 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
                 prepared.apply(rows.isEmpty() ? List.of() : rows.get(0));
                 return null;
             });
-            return pending(session, session.execute(prepared.statement()), descriptor);
+            return pending(session, session.execute(prepared.statement(), options(context)), descriptor);
         });
     }
 
@@ -270,12 +276,13 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
                     rows = prepared.parameters().isEmpty() ? List.of(List.of()) : prepared.parameters();
                 }
                 long total = 0;
+                QueryOptions options = options(context);
                 for (List<Object> row : rows) {
                     session.sql(connection -> {
                         prepared.apply(row);
                         return null;
                     });
-                    Session.Outcome outcome = session.execute(prepared.statement());
+                    Session.Outcome outcome = session.execute(prepared.statement(), options);
                     outcome.rows().ifPresent(ResultStream::close);
                     total += outcome.updateCount().orElse(0);
                 }
@@ -363,6 +370,15 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
     private Session session(CallContext context) {
         return sessions.find(context.peerIdentity()).orElseThrow(() -> new MallardException(ErrorCode.USER_AUTH_FAILED,
                 "this token's session is closed; log in again"));
+    }
+
+    /** {@code x-dd-fetch-size} and {@code x-dd-query-timeout} from the call's headers, within the server's limits. */
+    private QueryOptions options(CallContext context) {
+        CallHeadersMiddleware headers = context.getMiddleware(CallHeadersMiddleware.KEY);
+        if (headers == null) {
+            return QueryOptions.resolve(java.util.Optional.empty(), java.util.Optional.empty(), defaultFetchSize, maxTimeoutSeconds);
+        }
+        return QueryOptions.resolve(headers.get(QueryOptions.FETCH_SIZE), headers.get(QueryOptions.QUERY_TIMEOUT), defaultFetchSize, maxTimeoutSeconds);
     }
 
     private static PreparedQuery prepared(Session session, ByteString handle) {

@@ -14,6 +14,7 @@ import dev.mallard.core.http.HttpEndpoints;
 import dev.mallard.server.auth.AccessToken;
 import dev.mallard.server.auth.TokenService;
 import dev.mallard.server.auth.UserDirectory;
+import dev.mallard.server.session.QueryOptions;
 import dev.mallard.server.session.ResultStream;
 import dev.mallard.server.session.Session;
 import dev.mallard.server.session.SessionRegistry;
@@ -50,17 +51,23 @@ public final class HttpApi implements AutoCloseable {
     private final TokenService tokens;
     private final SessionRegistry sessions;
     private final AccessPolicy policy;
+    private final int defaultFetchSize;
+    private final int maxTimeoutSeconds;
     private HttpEndpoints endpoints;
 
-    private HttpApi(UserDirectory users, TokenService tokens, SessionRegistry sessions, AccessPolicy policy) {
+    private HttpApi(UserDirectory users, TokenService tokens, SessionRegistry sessions, AccessPolicy policy, int defaultFetchSize,
+            int maxTimeoutSeconds) {
+        this.defaultFetchSize = defaultFetchSize;
+        this.maxTimeoutSeconds = maxTimeoutSeconds;
         this.users = requireNonNull(users, "users is null");
         this.tokens = requireNonNull(tokens, "tokens is null");
         this.sessions = requireNonNull(sessions, "sessions is null");
         this.policy = requireNonNull(policy, "policy is null");
     }
 
-    public static HttpApi start(String host, int port, UserDirectory users, TokenService tokens, SessionRegistry sessions, AccessPolicy policy) {
-        HttpApi api = new HttpApi(users, tokens, sessions, policy);
+    public static HttpApi start(String host, int port, UserDirectory users, TokenService tokens, SessionRegistry sessions, AccessPolicy policy,
+            int defaultFetchSize, int maxTimeoutSeconds) {
+        HttpApi api = new HttpApi(users, tokens, sessions, policy, defaultFetchSize, maxTimeoutSeconds);
         api.endpoints = HttpEndpoints.start(host, port, api::routes);
         return api;
     }
@@ -135,7 +142,9 @@ public final class HttpApi implements AutoCloseable {
             }
             String sql = sql(request);
             policy.check(session, sql);
-            Session.Outcome outcome = session.execute(sql);
+            QueryOptions options = QueryOptions.resolve(option(request, QueryOptions.FETCH_SIZE), option(request, QueryOptions.QUERY_TIMEOUT),
+                    defaultFetchSize, maxTimeoutSeconds);
+            Session.Outcome outcome = session.execute(sql, options);
             if (outcome.rows().isEmpty()) {
                 response.header(HeaderNames.CONTENT_TYPE, JSON_TYPE).send("{\"updateCount\":" + outcome.updateCount().orElse(0) + "}");
                 return;
@@ -195,6 +204,12 @@ public final class HttpApi implements AutoCloseable {
                 writer.flush();
             }
         }
+    }
+
+    /** An {@code x-dd-*} option: the header, or else the query parameter of the same name. */
+    private static Optional<String> option(ServerRequest request, String name) {
+        Optional<String> header = request.headers().first(io.helidon.http.HeaderNames.create(name));
+        return header.isPresent() ? header : request.query().first(name).asOptional();
     }
 
     /** True when Accept-Encoding lists gzip without {@code q=0}. */

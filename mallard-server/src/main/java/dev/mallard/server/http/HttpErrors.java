@@ -16,6 +16,7 @@ final class HttpErrors {
             case USER_AUTH_FAILED -> Status.UNAUTHORIZED_401;
             case USER_ACCESS_DENIED -> Status.FORBIDDEN_403;
             case USER_SESSIONS_EXHAUSTED -> Status.TOO_MANY_REQUESTS_429;
+            case USER_SQL_TIMEOUT -> Status.GATEWAY_TIMEOUT_504;
             default -> code.errorClass().equals("user") ? Status.BAD_REQUEST_400 : Status.INTERNAL_SERVER_ERROR_500;
         };
     }

@@ -10,12 +10,17 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 import org.apache.arrow.memory.BufferAllocator;
 import org.duckdb.DuckDBConnection;
@@ -31,21 +36,21 @@ public final class Session implements AutoCloseable {
     private final Instant tokenExpiresAt;
     private final DuckDBConnection connection;
     private final BufferAllocator allocator;
-    private final int fetchSize;
+    private final ScheduledExecutorService timer;
     private final Clock clock;
     private final ReentrantLock lock = new ReentrantLock();
     private final Map<String, Object> handles = new ConcurrentHashMap<>();
     private volatile Instant lastUsed;
     private volatile boolean closed;
 
-    Session(String id, String username, Instant tokenExpiresAt, DuckDBConnection connection, BufferAllocator allocator, int fetchSize,
-            Clock clock) {
+    Session(String id, String username, Instant tokenExpiresAt, DuckDBConnection connection, BufferAllocator allocator,
+            ScheduledExecutorService timer, Clock clock) {
         this.id = requireNonNull(id, "id is null");
         this.username = requireNonNull(username, "username is null");
         this.tokenExpiresAt = requireNonNull(tokenExpiresAt, "tokenExpiresAt is null");
         this.connection = requireNonNull(connection, "connection is null");
         this.allocator = requireNonNull(allocator, "allocator is null");
-        this.fetchSize = fetchSize;
+        this.timer = requireNonNull(timer, "timer is null");
         this.clock = requireNonNull(clock, "clock is null");
         this.lastUsed = clock.instant();
     }
@@ -85,12 +90,12 @@ public final class Session implements AutoCloseable {
      * Runs one SQL text (several statements run in order; the last decides the outcome): its rows as a stream, or
      * the number of rows it changed.
      */
-    public Outcome execute(String sql) {
+    public Outcome execute(String sql, QueryOptions options) {
         return sql(connection -> {
             Statement statement = connection.createStatement();
             try {
-                if (statement.execute(sql)) {
-                    return new Outcome(Optional.of(stream(statement, statement.getResultSet(), true)), OptionalLong.empty());
+                if (timed(statement, options, () -> statement.execute(sql))) {
+                    return new Outcome(Optional.of(stream(statement, statement.getResultSet(), true, options)), OptionalLong.empty());
                 }
                 long count = Math.max(0, statement.getLargeUpdateCount());
                 statement.close();
@@ -103,17 +108,50 @@ public final class Session implements AutoCloseable {
     }
 
     /** Runs a prepared statement whose parameters are set; it stays open after the stream closes. */
-    public Outcome execute(PreparedStatement statement) {
+    public Outcome execute(PreparedStatement statement, QueryOptions options) {
         return sql(connection -> {
-            if (statement.execute()) {
-                return new Outcome(Optional.of(stream(statement, statement.getResultSet(), false)), OptionalLong.empty());
+            if (timed(statement, options, statement::execute)) {
+                return new Outcome(Optional.of(stream(statement, statement.getResultSet(), false, options)), OptionalLong.empty());
             }
             return new Outcome(Optional.empty(), OptionalLong.of(Math.max(0, statement.getLargeUpdateCount())));
         });
     }
 
-    private ResultStream stream(Statement statement, java.sql.ResultSet rs, boolean ownsStatement) {
-        return new ResultStream(this, statement, rs, ArrowExport.export(rs, allocator, fetchSize), ownsStatement);
+    /** A statement that returns rows; DuckDB computes (materialises) its result while executing. */
+    @FunctionalInterface
+    private interface Execution {
+        boolean run() throws SQLException;
+    }
+
+    private boolean timed(Statement statement, QueryOptions options, Execution execution) throws SQLException {
+        if (options.timeout().isEmpty()) {
+            return execution.run();
+        }
+        Duration limit = options.timeout().get();
+        AtomicBoolean fired = new AtomicBoolean();
+        ScheduledFuture<?> alarm = timer.schedule(() -> {
+            fired.set(true);
+            try {
+                statement.cancel();
+            } catch (SQLException e) {
+                // The statement finished or closed meanwhile: nothing left to interrupt.
+            }
+        }, limit.toMillis(), TimeUnit.MILLISECONDS);
+        try {
+            return execution.run();
+        } catch (SQLException e) {
+            if (fired.get()) {
+                throw new MallardException(ErrorCode.USER_SQL_TIMEOUT, "the statement ran longer than its timeout of " + limit.toSeconds()
+                        + " s and was interrupted; narrow it, or raise " + QueryOptions.QUERY_TIMEOUT + " within the server's query_timeout_seconds", e);
+            }
+            throw e;
+        } finally {
+            alarm.cancel(false);
+        }
+    }
+
+    private ResultStream stream(Statement statement, java.sql.ResultSet rs, boolean ownsStatement, QueryOptions options) {
+        return new ResultStream(this, statement, rs, ArrowExport.export(rs, allocator, options.fetchSize()), ownsStatement);
     }
 
     /** The outcome of a statement: rows, or a count of changed rows. */

@@ -14,6 +14,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -25,7 +27,7 @@ public final class SessionRegistry implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(SessionRegistry.class);
 
     private final Engine engine;
-    private final int fetchSize;
+    private final ScheduledExecutorService timer;
     private final Duration idleTimeout;
     private final ServerConfig.SessionLimits limits;
     private final Clock clock;
@@ -33,9 +35,9 @@ public final class SessionRegistry implements AutoCloseable {
     private final Map<String, Instant> closedIds = new ConcurrentHashMap<>();
     private final Thread reaper;
 
-    public SessionRegistry(Engine engine, int fetchSize, ServerConfig.SessionLimits limits, Clock clock) {
+    public SessionRegistry(Engine engine, ServerConfig.SessionLimits limits, Clock clock) {
         this.engine = requireNonNull(engine, "engine is null");
-        this.fetchSize = fetchSize;
+        this.timer = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("query-timeouts").daemon().factory());
         this.limits = requireNonNull(limits, "limits is null");
         this.idleTimeout = Duration.ofMinutes(limits.idleMinutes());
         this.clock = requireNonNull(clock, "clock is null");
@@ -66,7 +68,7 @@ public final class SessionRegistry implements AutoCloseable {
             throw new MallardException(ErrorCode.USER_SESSIONS_EXHAUSTED, "user " + token.username() + " holds " + mine
                     + " sessions, the server's max_sessions_per_user; close connections you no longer use or wait for idle ones to close");
         }
-        Session session = new Session(token.sessionId(), token.username(), token.expiresAt(), engine.newSession(), engine.allocator(), fetchSize, clock);
+        Session session = new Session(token.sessionId(), token.username(), token.expiresAt(), engine.newSession(), engine.allocator(), timer, clock);
         sessions.put(token.sessionId(), session);
         LOG.debug("session opened user={} open_sessions={}", token.username(), sessions.size());
         return session;
@@ -130,6 +132,7 @@ public final class SessionRegistry implements AutoCloseable {
     @Override
     public void close() {
         reaper.interrupt();
+        timer.shutdownNow();
         for (String id : List.copyOf(sessions.keySet())) {
             close(id);
         }

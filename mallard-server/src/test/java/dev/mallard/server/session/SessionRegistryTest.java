@@ -44,7 +44,7 @@ class SessionRegistryTest {
     @Test
     void oneTokenIsOneSessionAndTwoTokensAreTwo() throws Exception {
         ManualClock clock = new ManualClock();
-        try (Engine engine = Engine.inMemory(); SessionRegistry sessions = new SessionRegistry(engine, 100, ServerConfig.SessionLimits.DEFAULT, clock)) {
+        try (Engine engine = Engine.inMemory(); SessionRegistry sessions = new SessionRegistry(engine, ServerConfig.SessionLimits.DEFAULT, clock)) {
             Session first = sessions.open(token("a", clock));
             assertThat(sessions.open(token("a", clock))).isSameAs(first);
             Session second = sessions.open(token("b", clock));
@@ -66,7 +66,7 @@ class SessionRegistryTest {
     @Test
     void anIdleSessionIsClosedAndItsTokenRefused() throws Exception {
         ManualClock clock = new ManualClock();
-        try (Engine engine = Engine.inMemory(); SessionRegistry sessions = new SessionRegistry(engine, 100, ServerConfig.SessionLimits.DEFAULT, clock)) {
+        try (Engine engine = Engine.inMemory(); SessionRegistry sessions = new SessionRegistry(engine, ServerConfig.SessionLimits.DEFAULT, clock)) {
             Session idle = sessions.open(token("idle", clock));
             clock.now = clock.now.plus(Duration.ofMinutes(20));
             Session busy = sessions.open(token("busy", clock));
@@ -82,7 +82,7 @@ class SessionRegistryTest {
     @Test
     void aDiscardedSessionLeavesNoTrace() throws Exception {
         ManualClock clock = new ManualClock();
-        try (Engine engine = Engine.inMemory(); SessionRegistry sessions = new SessionRegistry(engine, 100, ServerConfig.SessionLimits.DEFAULT, clock)) {
+        try (Engine engine = Engine.inMemory(); SessionRegistry sessions = new SessionRegistry(engine, ServerConfig.SessionLimits.DEFAULT, clock)) {
             sessions.open(token("once", clock));
             sessions.discard("once");
             assertThat(sessions.size()).isZero();
@@ -94,7 +94,7 @@ class SessionRegistryTest {
     void sessionsPastTheCapsAreRefused() throws Exception {
         ManualClock clock = new ManualClock();
         try (Engine engine = Engine.inMemory();
-                SessionRegistry sessions = new SessionRegistry(engine, 100, new ServerConfig.SessionLimits(30, 3, 2), clock)) {
+                SessionRegistry sessions = new SessionRegistry(engine, new ServerConfig.SessionLimits(30, 3, 2), clock)) {
             sessions.open(token("a1", clock));
             sessions.open(token("a2", clock));
             assertThatThrownBy(() -> sessions.open(token("a3", clock)))

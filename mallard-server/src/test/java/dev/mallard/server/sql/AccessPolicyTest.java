@@ -32,7 +32,7 @@ class AccessPolicyTest {
         try (var statement = engine.connection().createStatement()) {
             statement.execute("CREATE TABLE t (id INTEGER)");
         }
-        sessions = new SessionRegistry(engine, 100, ServerConfig.SessionLimits.DEFAULT, Clock.systemUTC());
+        sessions = new SessionRegistry(engine, ServerConfig.SessionLimits.DEFAULT, Clock.systemUTC());
         session = sessions.open(new AccessToken("ada", "s1", Instant.now().plusSeconds(600), Map.of()));
     }
 
