@@ -22,8 +22,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** Several JDBC clients at once, each with its own DuckDB session. */
 class SessionIsolationIT {
-    private static final int CLIENTS = 8;
-    private static final int ROUNDS = 25;
+    private static final int CLIENTS = 32;
+    private static final int ROUNDS = 10;
 
     @TempDir
     Path warehouse;
