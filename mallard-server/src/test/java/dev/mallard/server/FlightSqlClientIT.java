@@ -137,4 +137,27 @@ class FlightSqlClientIT {
         FlightInfo after = sql.execute("SELECT 1", bearer);
         assertThat(after.getSchema().getFields()).hasSize(1);
     }
+
+    @Test
+    void typeInfoListsDuckDbTypesAndFiltersByJdbcType() throws Exception {
+        java.util.List<String> all = new java.util.ArrayList<>();
+        FlightInfo info = sql.getXdbcTypeInfo(bearer);
+        try (FlightStream stream = sql.getStream(info.getEndpoints().get(0).getTicket(), bearer)) {
+            while (stream.next()) {
+                org.apache.arrow.vector.VarCharVector names = (org.apache.arrow.vector.VarCharVector) stream.getRoot().getVector("type_name");
+                for (int i = 0; i < stream.getRoot().getRowCount(); i++) {
+                    all.add(names.getObject(i).toString());
+                }
+            }
+        }
+        assertThat(all).contains("INTEGER", "VARCHAR", "DECIMAL", "TIMESTAMP", "BLOB", "UUID");
+        FlightInfo integers = sql.getXdbcTypeInfo(java.sql.Types.INTEGER, bearer);
+        long rows = 0;
+        try (FlightStream stream = sql.getStream(integers.getEndpoints().get(0).getTicket(), bearer)) {
+            while (stream.next()) {
+                rows += stream.getRoot().getRowCount();
+            }
+        }
+        assertThat(rows).isEqualTo(2);
+    }
 }

@@ -44,6 +44,7 @@ import org.apache.arrow.flight.sql.impl.FlightSql.CommandGetPrimaryKeys;
 import org.apache.arrow.flight.sql.impl.FlightSql.CommandGetSqlInfo;
 import org.apache.arrow.flight.sql.impl.FlightSql.CommandGetTableTypes;
 import org.apache.arrow.flight.sql.impl.FlightSql.CommandGetTables;
+import org.apache.arrow.flight.sql.impl.FlightSql.CommandGetXdbcTypeInfo;
 import org.apache.arrow.flight.sql.impl.FlightSql.CommandPreparedStatementQuery;
 import org.apache.arrow.flight.sql.impl.FlightSql.CommandPreparedStatementUpdate;
 import org.apache.arrow.flight.sql.impl.FlightSql.CommandStatementQuery;
@@ -354,6 +355,16 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
     @Override
     public void getStreamPrimaryKeys(CommandGetPrimaryKeys command, CallContext context, ServerStreamListener listener) {
         metadata(listener, Schemas.GET_PRIMARY_KEYS_SCHEMA, () -> CatalogQueries.primaryKeys(session(context), command));
+    }
+
+    @Override
+    public FlightInfo getFlightInfoTypeInfo(CommandGetXdbcTypeInfo request, CallContext context, FlightDescriptor descriptor) {
+        return metadataInfo(request, Schemas.GET_TYPE_INFO_SCHEMA, descriptor);
+    }
+
+    @Override
+    public void getStreamTypeInfo(CommandGetXdbcTypeInfo request, CallContext context, ServerStreamListener listener) {
+        metadata(listener, Schemas.GET_TYPE_INFO_SCHEMA, () -> XdbcTypes.rows(request.hasDataType() ? request.getDataType() : null));
     }
 
     // ---- sessions ----
