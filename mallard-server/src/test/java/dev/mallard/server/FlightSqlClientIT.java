@@ -15,6 +15,8 @@ import org.apache.arrow.flight.Location;
 import org.apache.arrow.flight.auth2.BearerCredentialWriter;
 import org.apache.arrow.flight.grpc.CredentialCallOption;
 import org.apache.arrow.flight.sql.FlightSqlClient;
+import org.apache.arrow.flight.sql.impl.FlightSql.CommandStatementIngest.TableDefinitionOptions;
+import org.apache.arrow.flight.sql.impl.FlightSql.CommandStatementIngest.TableDefinitionOptions.TableExistsOption;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.BigIntVector;
@@ -159,5 +161,45 @@ class FlightSqlClientIT {
             }
         }
         assertThat(rows).isEqualTo(2);
+    }
+
+    @Test
+    void bulkIngestCreatesAppendsAndReplacesATable() throws Exception {
+        try (org.apache.arrow.vector.VectorSchemaRoot root = org.apache.arrow.vector.VectorSchemaRoot.create(new org.apache.arrow.vector.types.pojo.Schema(
+                java.util.List.of(org.apache.arrow.vector.types.pojo.Field.nullable("id", new ArrowType.Int(64, true)),
+                        org.apache.arrow.vector.types.pojo.Field.nullable("name", ArrowType.Utf8.INSTANCE))), allocator)) {
+            BigIntVector ids = (BigIntVector) root.getVector("id");
+            org.apache.arrow.vector.VarCharVector names = (org.apache.arrow.vector.VarCharVector) root.getVector("name");
+            root.allocateNew();
+            for (int i = 0; i < 1000; i++) {
+                ids.setSafe(i, i);
+                names.setSafe(i, ("name-" + i).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            }
+            root.setRowCount(1000);
+            assertThat(sql.executeIngest(root, ingest(TableExistsOption.TABLE_EXISTS_OPTION_FAIL), bearer)).isEqualTo(1000);
+            assertThat(sql.executeIngest(root, ingest(TableExistsOption.TABLE_EXISTS_OPTION_APPEND), bearer)).isEqualTo(1000);
+            assertThat(count("SELECT count(*) FROM ingested")).isEqualTo(2000);
+            assertThat(sql.executeIngest(root, ingest(TableExistsOption.TABLE_EXISTS_OPTION_REPLACE), bearer)).isEqualTo(1000);
+            assertThat(count("SELECT count(*) FROM ingested WHERE name = 'name-' || id")).isEqualTo(1000);
+            assertThatThrownBy(() -> sql.executeIngest(root, ingest(TableExistsOption.TABLE_EXISTS_OPTION_FAIL), bearer))
+                    .isInstanceOfSatisfying(FlightRuntimeException.class, e -> {
+                        assertThat(e.status().code()).isEqualTo(CallStatus.INVALID_ARGUMENT.code());
+                        assertThat(e.getMessage()).contains("exists");
+                    });
+        }
+    }
+
+    private static FlightSqlClient.ExecuteIngestOptions ingest(TableExistsOption ifExists) {
+        return new FlightSqlClient.ExecuteIngestOptions("ingested", TableDefinitionOptions.newBuilder()
+                .setIfNotExist(TableDefinitionOptions.TableNotExistOption.TABLE_NOT_EXIST_OPTION_CREATE).setIfExists(ifExists).build(),
+                null, null, java.util.Map.of());
+    }
+
+    private static long count(String query) throws Exception {
+        FlightInfo info = sql.execute(query, bearer);
+        try (FlightStream stream = sql.getStream(info.getEndpoints().get(0).getTicket(), bearer)) {
+            stream.next();
+            return ((BigIntVector) stream.getRoot().getVector(0)).get(0);
+        }
     }
 }

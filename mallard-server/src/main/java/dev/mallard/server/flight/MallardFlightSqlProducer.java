@@ -47,6 +47,7 @@ import org.apache.arrow.flight.sql.impl.FlightSql.CommandGetTables;
 import org.apache.arrow.flight.sql.impl.FlightSql.CommandGetXdbcTypeInfo;
 import org.apache.arrow.flight.sql.impl.FlightSql.CommandPreparedStatementQuery;
 import org.apache.arrow.flight.sql.impl.FlightSql.CommandPreparedStatementUpdate;
+import org.apache.arrow.flight.sql.impl.FlightSql.CommandStatementIngest;
 import org.apache.arrow.flight.sql.impl.FlightSql.CommandStatementQuery;
 import org.apache.arrow.flight.sql.impl.FlightSql.CommandStatementUpdate;
 import org.apache.arrow.flight.sql.impl.FlightSql.DoPutUpdateResult;
@@ -93,6 +94,8 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
                 .withFlightSqlServerSubstrait(false)
                 .withFlightSqlServerTransaction(SqlSupportedTransaction.SQL_SUPPORTED_TRANSACTION_NONE)
                 .withFlightSqlServerCancel(false)
+                .withFlightSqlServerBulkIngestion(true)
+                .withFlightSqlServerBulkIngestionTransaction(false)
                 .withSqlIdentifierQuoteChar("\"")
                 .withSqlSchemaTerm("schema")
                 .withSqlCatalogTerm("database")
@@ -154,6 +157,25 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
                 Session.Outcome outcome = session.execute(command.getQuery(), options(context));
                 outcome.rows().ifPresent(ResultStream::close);
                 acknowledge(ack, outcome.updateCount().orElse(0));
+            } catch (Throwable e) {
+                ack.onError(FlightErrors.toFlight(e));
+            }
+        };
+    }
+
+    @Override
+    public Runnable acceptPutStatementBulkIngest(CommandStatementIngest command, CallContext context, FlightStream stream,
+            StreamListener<PutResult> ack) {
+        return () -> {
+            try {
+                Session session = session(context);
+                if (policy.mode() != dev.mallard.server.config.AccessMode.COMPLETE) {
+                    throw new MallardException(ErrorCode.USER_ACCESS_DENIED, "this server is " + policy.mode()
+                            + ": it takes no ingestion; connect to a COMPLETE server to load data");
+                }
+                long rows = BulkIngest.run(session, command, stream, session.allocator());
+                LOG.debug("ingested user={} table={} rows={}", session.username(), command.getTable(), rows);
+                acknowledge(ack, rows);
             } catch (Throwable e) {
                 ack.onError(FlightErrors.toFlight(e));
             }
