@@ -66,7 +66,7 @@ public final class MallardServer implements AutoCloseable {
                     config.fetchSize(), config.queryTimeoutSeconds());
             flight = FlightSqlEndpoint.start(config.host(), config.flightPort(), producer, users, tokens, sessions, engine.allocator());
             HttpApi http = HttpApi.start(config.host(), config.httpPort(), users, tokens, sessions, policy, config.fetchSize(),
-                    config.queryTimeoutSeconds());
+                    config.queryTimeoutSeconds(), config.httpMaxBodyBytes());
             LOG.info("server started flight_port={} http_port={} access_mode={} database={} users={}", flight.port(), http.port(),
                     config.accessMode(), config.database().map(Path::toString).orElse(":memory:"), config.users().size());
             return new MallardServer(engine, sessions, flight, http);

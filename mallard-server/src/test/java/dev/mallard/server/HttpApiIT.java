@@ -199,6 +199,23 @@ class HttpApiIT {
     }
 
     @Test
+    void aBodyOverTheLimitIs413() throws Exception {
+        Path own = Files.createDirectories(warehouse.resolve("small-bodies"));
+        try (MallardServer small = MallardServer.start(TestServers.withMaxBody(TestServers.config(own, AccessMode.COMPLETE, Optional.empty()), 64))) {
+            String basic = "Basic " + Base64.getEncoder().encodeToString((TestServers.USER + ":" + TestServers.PASSWORD).getBytes(StandardCharsets.UTF_8));
+            HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + small.httpPort() + "/v1/query"))
+                    .header("Authorization", basic).POST(HttpRequest.BodyPublishers.ofString("SELECT 1 AS " + "x".repeat(100))).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(response.statusCode()).isEqualTo(413);
+            assertThat(JSON.readTree(response.body()).path("error").path("code").asText()).isEqualTo("user.http.body_too_large");
+            HttpResponse<String> fits = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + small.httpPort() + "/v1/query"))
+                    .header("Authorization", basic).header("Accept", "application/jsonl").POST(HttpRequest.BodyPublishers.ofString("SELECT 1 AS x")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(fits.body()).isEqualTo("{\"x\":1}\n");
+        }
+    }
+
+    @Test
     void anUnservedAcceptIs406() throws Exception {
         assertThat(query("SELECT 1", "text/html", "Bearer " + token).statusCode()).isEqualTo(406);
     }

@@ -43,6 +43,8 @@ public enum ErrorCode {
             "The server's access mode refuses the statement, such as anything but a query on a READ_ONLY server."),
     USER_SESSIONS_EXHAUSTED("user.server.too_many_sessions", ExitCode.USER_FAULT,
             "The server holds as many sessions as max_sessions (or max_sessions_per_user for this user) allows; close some or wait for idle ones to close."),
+    USER_REQUEST_TOO_LARGE("user.http.body_too_large", ExitCode.USER_FAULT,
+            "An HTTP request body is larger than the server's http.max_body_bytes."),
     USER_ARGUMENT_INVALID("user.cli.argument_invalid", ExitCode.USAGE,
             "A command-line argument is missing or malformed."),
     SYSTEM_SOURCE_FAILED("system.source.failed", ExitCode.SYSTEM_FAULT,

@@ -17,6 +17,7 @@ public record ServerConfig(
         Optional<Path> database,
         String host,
         int httpPort,
+        long httpMaxBodyBytes,
         int flightPort,
         List<UserAccount> users,
         AccessMode accessMode,
@@ -29,6 +30,7 @@ public record ServerConfig(
     public static final String DEFAULT_WAREHOUSE = "warehouse";
     public static final String DEFAULT_HOST = "0.0.0.0";
     public static final int DEFAULT_HTTP_PORT = 8081;
+    public static final long DEFAULT_HTTP_MAX_BODY_BYTES = 16L << 20;
     public static final int DEFAULT_FLIGHT_PORT = 59307;
     public static final int DEFAULT_TOKEN_EXPIRY_MINUTES = 720;
     public static final int DEFAULT_FETCH_SIZE = 16_384;
@@ -53,7 +55,7 @@ public record ServerConfig(
         requireNonNull(secretKey, "secretKey is null");
         requireNonNull(startupScript, "startupScript is null");
         requireNonNull(sessionLimits, "sessionLimits is null");
-        if (tokenExpiryMinutes <= 0 || fetchSize <= 0 || queryTimeoutSeconds < 0) {
+        if (httpMaxBodyBytes <= 0 || tokenExpiryMinutes <= 0 || fetchSize <= 0 || queryTimeoutSeconds < 0) {
             throw new IllegalArgumentException("tokenExpiryMinutes and fetchSize must be positive, queryTimeoutSeconds not negative");
         }
     }
@@ -62,7 +64,7 @@ public record ServerConfig(
     public String toString() {
         // The secret and the password hashes stay out of logs.
         return "ServerConfig[warehouse=" + warehouse + ", database=" + database.map(Path::toString).orElse(":memory:")
-                + ", host=" + host + ", httpPort=" + httpPort + ", flightPort=" + flightPort + ", users="
+                + ", host=" + host + ", httpPort=" + httpPort + ", httpMaxBodyBytes=" + httpMaxBodyBytes + ", flightPort=" + flightPort + ", users="
                 + users.stream().map(UserAccount::username).toList() + ", accessMode=" + accessMode + ", secretKey="
                 + (secretKey.isPresent() ? "***" : "generated") + ", tokenExpiryMinutes=" + tokenExpiryMinutes
                 + ", sessionLimits=" + sessionLimits + ", fetchSize=" + fetchSize + ", queryTimeoutSeconds=" + queryTimeoutSeconds + ", startupScript=" + startupScript.map(Path::toString).orElse("none") + "]";

@@ -165,6 +165,7 @@ public final class ServerConfigReader {
                 database,
                 text(root, "host").orElse(ServerConfig.DEFAULT_HOST),
                 root.path("http").path("port").asInt(ServerConfig.DEFAULT_HTTP_PORT),
+                root.path("http").path("max_body_bytes").asLong(ServerConfig.DEFAULT_HTTP_MAX_BODY_BYTES),
                 root.path("flight").path("port").asInt(ServerConfig.DEFAULT_FLIGHT_PORT),
                 users,
                 mode,

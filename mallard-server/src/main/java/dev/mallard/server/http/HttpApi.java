@@ -53,10 +53,12 @@ public final class HttpApi implements AutoCloseable {
     private final AccessPolicy policy;
     private final int defaultFetchSize;
     private final int maxTimeoutSeconds;
+    private final long maxBodyBytes;
     private HttpEndpoints endpoints;
 
     private HttpApi(UserDirectory users, TokenService tokens, SessionRegistry sessions, AccessPolicy policy, int defaultFetchSize,
-            int maxTimeoutSeconds) {
+            int maxTimeoutSeconds, long maxBodyBytes) {
+        this.maxBodyBytes = maxBodyBytes;
         this.defaultFetchSize = defaultFetchSize;
         this.maxTimeoutSeconds = maxTimeoutSeconds;
         this.users = requireNonNull(users, "users is null");
@@ -66,8 +68,8 @@ public final class HttpApi implements AutoCloseable {
     }
 
     public static HttpApi start(String host, int port, UserDirectory users, TokenService tokens, SessionRegistry sessions, AccessPolicy policy,
-            int defaultFetchSize, int maxTimeoutSeconds) {
-        HttpApi api = new HttpApi(users, tokens, sessions, policy, defaultFetchSize, maxTimeoutSeconds);
+            int defaultFetchSize, int maxTimeoutSeconds, long maxBodyBytes) {
+        HttpApi api = new HttpApi(users, tokens, sessions, policy, defaultFetchSize, maxTimeoutSeconds, maxBodyBytes);
         api.endpoints = HttpEndpoints.start(host, port, api::routes);
         return api;
     }
@@ -97,7 +99,7 @@ public final class HttpApi implements AutoCloseable {
                 username = basic.get()[0];
                 password = basic.get()[1];
             } else {
-                JsonNode body = readJson(request.content().as(String.class));
+                JsonNode body = readJson(body(request));
                 username = body.path("username").asText(null);
                 password = body.path("password").asText(null);
                 JsonNode given = body.path("claims");
@@ -225,12 +227,29 @@ public final class HttpApi implements AutoCloseable {
         return false;
     }
 
-    private static String sql(ServerRequest request) {
+    /** The request body as UTF-8 text, read no further than {@code http.max_body_bytes}. */
+    private String body(ServerRequest request) {
+        if (!request.content().hasEntity()) {
+            return "";
+        }
+        try (java.io.InputStream in = request.content().inputStream()) {
+            byte[] bytes = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, maxBodyBytes + 1));
+            if (bytes.length > maxBodyBytes) {
+                throw new MallardException(ErrorCode.USER_REQUEST_TOO_LARGE, "the request body is larger than " + maxBodyBytes
+                        + " bytes, the server's http.max_body_bytes; send a shorter query or raise the limit");
+            }
+            return new String(bytes, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "the request body could not be read: " + e.getMessage(), e);
+        }
+    }
+
+    private String sql(ServerRequest request) {
         Optional<String> q = request.query().first("q").asOptional();
         if (q.isPresent() && !q.get().isBlank()) {
             return q.get();
         }
-        String body = request.content().hasEntity() ? request.content().as(String.class) : "";
+        String body = body(request);
         if (body.isBlank()) {
             throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "no query: give it as the q parameter or as the request body");
         }
