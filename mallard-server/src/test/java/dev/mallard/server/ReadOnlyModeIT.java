@@ -96,6 +96,29 @@ class ReadOnlyModeIT {
     }
 
     @Test
+    void bulkIngestIsRefused() throws Exception {
+        try (org.apache.arrow.memory.BufferAllocator allocator = new org.apache.arrow.memory.RootAllocator();
+                org.apache.arrow.flight.FlightClient client = org.apache.arrow.flight.FlightClient.builder(allocator,
+                        org.apache.arrow.flight.Location.forGrpcInsecure("127.0.0.1", server.flightPort())).build();
+                org.apache.arrow.vector.VectorSchemaRoot root = org.apache.arrow.vector.VectorSchemaRoot.create(
+                        new org.apache.arrow.vector.types.pojo.Schema(java.util.List.of(org.apache.arrow.vector.types.pojo.Field.nullable(
+                                "id", new org.apache.arrow.vector.types.pojo.ArrowType.Int(32, true)))), allocator)) {
+            var bearer = client.authenticateBasicToken(TestServers.USER, TestServers.PASSWORD).orElseThrow();
+            root.allocateNew();
+            ((org.apache.arrow.vector.IntVector) root.getVector(0)).setSafe(0, 1);
+            root.setRowCount(1);
+            org.apache.arrow.flight.sql.FlightSqlClient sql = new org.apache.arrow.flight.sql.FlightSqlClient(client);
+            assertThatThrownBy(() -> sql.executeIngest(root, new org.apache.arrow.flight.sql.FlightSqlClient.ExecuteIngestOptions("t",
+                    org.apache.arrow.flight.sql.impl.FlightSql.CommandStatementIngest.TableDefinitionOptions.getDefaultInstance(), null, null,
+                    java.util.Map.of()), bearer))
+                    .isInstanceOfSatisfying(org.apache.arrow.flight.FlightRuntimeException.class, e -> {
+                        assertThat(e.status().code()).isEqualTo(org.apache.arrow.flight.CallStatus.UNAUTHORIZED.code());
+                        assertThat(e.getMessage()).contains("READ_ONLY");
+                    });
+        }
+    }
+
+    @Test
     void aQueryThatDoesNotParseIsASqlErrorNotARefusal() throws Exception {
         try (Connection connection = connect(); Statement statement = connection.createStatement()) {
             assertThatThrownBy(() -> statement.executeQuery("SELEKT 1"))
