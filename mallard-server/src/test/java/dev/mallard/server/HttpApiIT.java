@@ -216,6 +216,32 @@ class HttpApiIT {
     }
 
     @Test
+    void cancelInterruptsTheStatementOfTheSameToken() throws Exception {
+        String own = JSON.readTree(login(TestServers.USER, TestServers.PASSWORD).body()).path("accessToken").asText();
+        java.util.concurrent.CompletableFuture<HttpResponse<String>> running = http.sendAsync(HttpRequest.newBuilder(uri("/v1/query"))
+                .header("Authorization", "Bearer " + own).header("Accept", "application/jsonl")
+                .POST(HttpRequest.BodyPublishers.ofString("SELECT sum(hash(a.range + b.range)) FROM range(1000000) a, range(1000000) b")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        boolean cancelled = false;
+        for (int attempt = 0; attempt < 300 && !cancelled; attempt++) {
+            HttpResponse<String> answer = http.send(HttpRequest.newBuilder(uri("/v1/cancel")).header("Authorization", "Bearer " + own)
+                    .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(answer.statusCode()).isEqualTo(200);
+            cancelled = JSON.readTree(answer.body()).path("cancelled").asBoolean();
+            if (!cancelled) {
+                Thread.sleep(100);
+            }
+        }
+        assertThat(cancelled).as("the long query was seen running and cancelled").isTrue();
+        HttpResponse<String> response = running.get(60, java.util.concurrent.TimeUnit.SECONDS);
+        assertThat(response.statusCode()).isEqualTo(409);
+        assertThat(JSON.readTree(response.body()).path("error").path("code").asText()).isEqualTo("user.sql.cancelled");
+        HttpResponse<String> idle = http.send(HttpRequest.newBuilder(uri("/v1/cancel")).header("Authorization", "Bearer " + own).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(idle.body()).isEqualTo("{\"cancelled\":false}");
+    }
+
+    @Test
     void anUnservedAcceptIs406() throws Exception {
         assertThat(query("SELECT 1", "text/html", "Bearer " + token).statusCode()).isEqualTo(406);
     }

@@ -29,6 +29,8 @@ public enum ErrorCode {
             "A SQL statement in the configuration or a query does not parse or bind."),
     USER_SQL_TIMEOUT("user.sql.timeout", ExitCode.USER_FAULT,
             "A query ran longer than its timeout (x-dd-query-timeout, capped by the server's query_timeout_seconds) and was interrupted."),
+    USER_SQL_CANCELLED("user.sql.cancelled", ExitCode.USER_FAULT,
+            "A statement was cancelled on the client's request (/v1/cancel) while it ran."),
     USER_HANDLER_PARSE_FAILED("user.handler.parse_failed", ExitCode.USER_FAULT,
             "A message is not JSON, or a value does not fit the handler's table or inferred schema."),
     USER_HANDLER_SQL_FAILED("user.handler.sql_failed", ExitCode.USER_FAULT,

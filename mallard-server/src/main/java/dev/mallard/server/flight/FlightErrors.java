@@ -28,6 +28,7 @@ final class FlightErrors {
             case USER_ACCESS_DENIED -> CallStatus.UNAUTHORIZED;
             case USER_SESSIONS_EXHAUSTED -> CallStatus.RESOURCE_EXHAUSTED;
             case USER_SQL_TIMEOUT -> CallStatus.TIMED_OUT;
+            case USER_SQL_CANCELLED -> CallStatus.CANCELLED;
             default -> code.errorClass().equals("user") ? CallStatus.INVALID_ARGUMENT : CallStatus.INTERNAL;
         };
     }

@@ -78,7 +78,9 @@ public final class HttpApi implements AutoCloseable {
         routes.get("/health", this::health)
                 .post("/v1/login", this::login)
                 .get("/v1/query", this::query)
-                .post("/v1/query", this::query);
+                .post("/v1/query", this::query)
+                .get("/v1/cancel", this::cancel)
+                .post("/v1/cancel", this::cancel);
     }
 
     public int port() {
@@ -118,6 +120,17 @@ public final class HttpApi implements AutoCloseable {
             answer.put("username", username);
             answer.put("tokenType", "Bearer");
             response.header(HeaderNames.CONTENT_TYPE, JSON_TYPE).send(answer.toString());
+        } catch (RuntimeException e) {
+            fail(response, e);
+        }
+    }
+
+    /** Interrupts the statement the caller's session (its bearer token's) is running. */
+    private void cancel(ServerRequest request, ServerResponse response) {
+        try {
+            AccessToken token = bearer(request);
+            boolean cancelled = sessions.find(token.sessionId()).map(Session::cancelRunning).orElse(false);
+            response.header(HeaderNames.CONTENT_TYPE, JSON_TYPE).send("{\"cancelled\":" + cancelled + "}");
         } catch (RuntimeException e) {
             fail(response, e);
         }

@@ -10,7 +10,6 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Clock;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
@@ -41,6 +40,8 @@ public final class Session implements AutoCloseable {
     private final ReentrantLock lock = new ReentrantLock();
     private final Map<String, Object> handles = new ConcurrentHashMap<>();
     private volatile Instant lastUsed;
+    private volatile Statement running;
+    private volatile boolean cancelRequested;
     private volatile boolean closed;
 
     Session(String id, String username, Instant tokenExpiresAt, DuckDBConnection connection, BufferAllocator allocator,
@@ -124,29 +125,52 @@ public final class Session implements AutoCloseable {
     }
 
     private boolean timed(Statement statement, QueryOptions options, Execution execution) throws SQLException {
-        if (options.timeout().isEmpty()) {
-            return execution.run();
-        }
-        Duration limit = options.timeout().get();
         AtomicBoolean fired = new AtomicBoolean();
-        ScheduledFuture<?> alarm = timer.schedule(() -> {
+        Optional<ScheduledFuture<?>> alarm = options.timeout().map(limit -> timer.schedule(() -> {
             fired.set(true);
-            try {
-                statement.cancel();
-            } catch (SQLException e) {
-                // The statement finished or closed meanwhile: nothing left to interrupt.
-            }
-        }, limit.toMillis(), TimeUnit.MILLISECONDS);
+            interrupt(statement);
+        }, limit.toMillis(), TimeUnit.MILLISECONDS));
+        cancelRequested = false;
+        running = statement;
         try {
             return execution.run();
         } catch (SQLException e) {
             if (fired.get()) {
-                throw new MallardException(ErrorCode.USER_SQL_TIMEOUT, "the statement ran longer than its timeout of " + limit.toSeconds()
-                        + " s and was interrupted; narrow it, or raise " + QueryOptions.QUERY_TIMEOUT + " within the server's query_timeout_seconds", e);
+                throw new MallardException(ErrorCode.USER_SQL_TIMEOUT, "the statement ran longer than its timeout of "
+                        + options.timeout().get().toSeconds() + " s and was interrupted; narrow it, or raise " + QueryOptions.QUERY_TIMEOUT
+                        + " within the server's query_timeout_seconds", e);
+            }
+            if (cancelRequested) {
+                throw new MallardException(ErrorCode.USER_SQL_CANCELLED, "the statement was cancelled on request while it ran", e);
             }
             throw e;
         } finally {
-            alarm.cancel(false);
+            running = null;
+            alarm.ifPresent(future -> future.cancel(false));
+        }
+    }
+
+    /**
+     * Interrupts the statement this session is running, if any, without waiting for the session's lock (the
+     * running statement holds it).
+     *
+     * @return whether a statement was running
+     */
+    public boolean cancelRunning() {
+        Statement statement = running;
+        if (statement == null) {
+            return false;
+        }
+        cancelRequested = true;
+        interrupt(statement);
+        return true;
+    }
+
+    private static void interrupt(Statement statement) {
+        try {
+            statement.cancel();
+        } catch (SQLException e) {
+            // The statement finished or closed meanwhile: nothing left to interrupt.
         }
     }
 
