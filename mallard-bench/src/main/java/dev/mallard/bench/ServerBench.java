@@ -82,7 +82,7 @@ final class ServerBench implements Callable<Integer> {
         Path script = warehouse.resolve("startup.sql");
         Files.writeString(script, "CREATE TABLE bench_rows AS SELECT range AS id, random() AS x, 'name-' || (range % 1000) AS s,"
                 + " TIMESTAMP '2024-01-01' + to_seconds(range) AS ts FROM range(" + rows + ");");
-        ServerConfig config = new ServerConfig(warehouse, Optional.empty(), "127.0.0.1", 0, ServerConfig.DEFAULT_HTTP_MAX_BODY_BYTES, 0,
+        ServerConfig config = new ServerConfig(warehouse, Optional.empty(), "127.0.0.1", 0, ServerConfig.DEFAULT_HTTP_MAX_BODY_BYTES, 0, Optional.empty(),
                 List.of(new UserAccount(USER, PasswordHash.of(PASSWORD))), AccessMode.COMPLETE, Optional.empty(),
                 60, ServerConfig.SessionLimits.DEFAULT, ServerConfig.DEFAULT_FETCH_SIZE, 0, Optional.of(script));
         ObjectNode result = new ObjectMapper().createObjectNode();

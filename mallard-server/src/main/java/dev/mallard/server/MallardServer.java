@@ -15,6 +15,7 @@ import dev.mallard.server.flight.MallardFlightSqlProducer;
 import dev.mallard.server.http.HttpApi;
 import dev.mallard.server.session.SessionRegistry;
 import dev.mallard.server.sql.AccessPolicy;
+import dev.mallard.server.tls.TlsFiles;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -22,6 +23,8 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Optional;
+import javax.net.ssl.SSLContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -56,6 +59,7 @@ public final class MallardServer implements AutoCloseable {
         TokenService tokens = new TokenService(secret, Duration.ofMinutes(config.tokenExpiryMinutes()), Clock.systemUTC());
         UserDirectory users = new UserDirectory(config.users());
         AccessPolicy policy = new AccessPolicy(config.accessMode());
+        Optional<SSLContext> httpsContext = config.tls().map(TlsFiles::sslContext);
         Engine engine = config.database().map(Engine::onFile).orElseGet(Engine::inMemory);
         SessionRegistry sessions = null;
         FlightSqlEndpoint flight = null;
@@ -64,11 +68,11 @@ public final class MallardServer implements AutoCloseable {
             sessions = new SessionRegistry(engine, config.sessionLimits(), Clock.systemUTC());
             MallardFlightSqlProducer producer = new MallardFlightSqlProducer(sessions, policy, engine.allocator(), version(),
                     config.fetchSize(), config.queryTimeoutSeconds());
-            flight = FlightSqlEndpoint.start(config.host(), config.flightPort(), producer, users, tokens, sessions, engine.allocator());
+            flight = FlightSqlEndpoint.start(config.host(), config.flightPort(), config.tls(), producer, users, tokens, sessions, engine.allocator());
             HttpApi http = HttpApi.start(config.host(), config.httpPort(), users, tokens, sessions, policy, config.fetchSize(),
-                    config.queryTimeoutSeconds(), config.httpMaxBodyBytes());
-            LOG.info("server started flight_port={} http_port={} access_mode={} database={} users={}", flight.port(), http.port(),
-                    config.accessMode(), config.database().map(Path::toString).orElse(":memory:"), config.users().size());
+                    config.queryTimeoutSeconds(), config.httpMaxBodyBytes(), httpsContext);
+            LOG.info("server started flight_port={} http_port={} tls={} access_mode={} database={} users={}", flight.port(), http.port(),
+                    config.tls().isPresent(), config.accessMode(), config.database().map(Path::toString).orElse(":memory:"), config.users().size());
             return new MallardServer(engine, sessions, flight, http);
         } catch (RuntimeException e) {
             if (flight != null) {

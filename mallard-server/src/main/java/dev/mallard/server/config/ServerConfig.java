@@ -2,6 +2,7 @@ package dev.mallard.server.config;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.mallard.server.tls.TlsFiles;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
@@ -19,6 +20,7 @@ public record ServerConfig(
         int httpPort,
         long httpMaxBodyBytes,
         int flightPort,
+        Optional<TlsFiles> tls,
         List<UserAccount> users,
         AccessMode accessMode,
         Optional<String> secretKey,
@@ -54,6 +56,7 @@ public record ServerConfig(
         requireNonNull(accessMode, "accessMode is null");
         requireNonNull(secretKey, "secretKey is null");
         requireNonNull(startupScript, "startupScript is null");
+        requireNonNull(tls, "tls is null");
         requireNonNull(sessionLimits, "sessionLimits is null");
         if (httpMaxBodyBytes <= 0 || tokenExpiryMinutes <= 0 || fetchSize <= 0 || queryTimeoutSeconds < 0) {
             throw new IllegalArgumentException("tokenExpiryMinutes and fetchSize must be positive, queryTimeoutSeconds not negative");
@@ -64,7 +67,7 @@ public record ServerConfig(
     public String toString() {
         // The secret and the password hashes stay out of logs.
         return "ServerConfig[warehouse=" + warehouse + ", database=" + database.map(Path::toString).orElse(":memory:")
-                + ", host=" + host + ", httpPort=" + httpPort + ", httpMaxBodyBytes=" + httpMaxBodyBytes + ", flightPort=" + flightPort + ", users="
+                + ", host=" + host + ", httpPort=" + httpPort + ", httpMaxBodyBytes=" + httpMaxBodyBytes + ", flightPort=" + flightPort + ", tls=" + tls.map(TlsFiles::certFile).map(Path::toString).orElse("off") + ", users="
                 + users.stream().map(UserAccount::username).toList() + ", accessMode=" + accessMode + ", secretKey="
                 + (secretKey.isPresent() ? "***" : "generated") + ", tokenExpiryMinutes=" + tokenExpiryMinutes
                 + ", sessionLimits=" + sessionLimits + ", fetchSize=" + fetchSize + ", queryTimeoutSeconds=" + queryTimeoutSeconds + ", startupScript=" + startupScript.map(Path::toString).orElse("none") + "]";

@@ -17,6 +17,7 @@ import dev.mallard.core.config.LocatedYaml;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
 import dev.mallard.server.auth.PasswordHash;
+import dev.mallard.server.tls.TlsFiles;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -167,6 +168,10 @@ public final class ServerConfigReader {
                 root.path("http").path("port").asInt(ServerConfig.DEFAULT_HTTP_PORT),
                 root.path("http").path("max_body_bytes").asLong(ServerConfig.DEFAULT_HTTP_MAX_BODY_BYTES),
                 root.path("flight").path("port").asInt(ServerConfig.DEFAULT_FLIGHT_PORT),
+                root.path("tls").isObject()
+                        ? Optional.of(new TlsFiles(base.resolve(root.path("tls").path("cert_file").asText()),
+                                base.resolve(root.path("tls").path("key_file").asText())))
+                        : Optional.empty(),
                 users,
                 mode,
                 text(root, "secret_key"),

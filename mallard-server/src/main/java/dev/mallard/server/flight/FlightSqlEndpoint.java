@@ -7,7 +7,9 @@ import dev.mallard.core.error.MallardException;
 import dev.mallard.server.auth.TokenService;
 import dev.mallard.server.auth.UserDirectory;
 import dev.mallard.server.session.SessionRegistry;
+import dev.mallard.server.tls.TlsFiles;
 import java.io.IOException;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.apache.arrow.flight.FlightServer;
 import org.apache.arrow.flight.Location;
@@ -23,14 +25,23 @@ public final class FlightSqlEndpoint implements AutoCloseable {
         this.allocator = allocator;
     }
 
-    public static FlightSqlEndpoint start(String host, int port, MallardFlightSqlProducer producer, UserDirectory users,
-            TokenService tokens, SessionRegistry sessions, BufferAllocator parent) {
+    public static FlightSqlEndpoint start(String host, int port, Optional<TlsFiles> tls, MallardFlightSqlProducer producer,
+            UserDirectory users, TokenService tokens, SessionRegistry sessions, BufferAllocator parent) {
         requireNonNull(producer, "producer is null");
         BufferAllocator allocator = parent.newChildAllocator("flight", 0, Long.MAX_VALUE);
-        FlightServer server = FlightServer.builder(allocator, Location.forGrpcInsecure(host, port), producer)
+        Location location = tls.isPresent() ? Location.forGrpcTls(host, port) : Location.forGrpcInsecure(host, port);
+        FlightServer.Builder builder = FlightServer.builder(allocator, location, producer)
                 .headerAuthenticator(new FlightAuthenticator(users, tokens, sessions))
-                .middleware(CallHeadersMiddleware.KEY, new CallHeadersMiddleware.Factory())
-                .build();
+                .middleware(CallHeadersMiddleware.KEY, new CallHeadersMiddleware.Factory());
+        if (tls.isPresent()) {
+            try {
+                builder.useTls(tls.get().certFile().toFile(), tls.get().keyFile().toFile());
+            } catch (IOException e) {
+                allocator.close();
+                throw new MallardException(ErrorCode.USER_CONFIG_INVALID, "cannot read tls.cert_file or tls.key_file: " + e.getMessage(), e);
+            }
+        }
+        FlightServer server = builder.build();
         try {
             server.start();
         } catch (IOException | RuntimeException e) {

@@ -68,9 +68,9 @@ public final class HttpApi implements AutoCloseable {
     }
 
     public static HttpApi start(String host, int port, UserDirectory users, TokenService tokens, SessionRegistry sessions, AccessPolicy policy,
-            int defaultFetchSize, int maxTimeoutSeconds, long maxBodyBytes) {
+            int defaultFetchSize, int maxTimeoutSeconds, long maxBodyBytes, Optional<javax.net.ssl.SSLContext> tls) {
         HttpApi api = new HttpApi(users, tokens, sessions, policy, defaultFetchSize, maxTimeoutSeconds, maxBodyBytes);
-        api.endpoints = HttpEndpoints.start(host, port, api::routes);
+        api.endpoints = HttpEndpoints.start(host, port, tls, api::routes);
         return api;
     }
 
