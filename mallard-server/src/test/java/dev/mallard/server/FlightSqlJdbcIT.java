@@ -197,6 +197,28 @@ class FlightSqlJdbcIT {
     }
 
     @Test
+    void aCatalogNamedOnTheConnectionIsTheSessionsDatabase() throws Exception {
+        try (Connection setup = connect(); Statement statement = setup.createStatement()) {
+            statement.executeUpdate("ATTACH ':memory:' AS other");
+            statement.executeUpdate("CREATE TABLE other.main.only_here AS SELECT 'other' AS source");
+        }
+        Properties properties = new Properties();
+        properties.put("user", TestServers.USER);
+        properties.put("password", TestServers.PASSWORD);
+        properties.put("catalog", "other");
+        Connection connection = DriverManager.getConnection(TestServers.jdbcUrl(server), properties);
+        try (Statement statement = connection.createStatement(); ResultSet rs = statement.executeQuery("SELECT current_database(), source FROM only_here")) {
+            assertThat(rs.next()).isTrue();
+            assertThat(rs.getString(1)).isEqualTo("other");
+            assertThat(rs.getString(2)).isEqualTo("other");
+        } finally {
+            // Driver 18.3 sends CloseSession (only when a catalog is set) after shutting its own channel, so close
+            // fails on the client side; the server closes the session at its idle timeout.
+            assertThatThrownBy(connection::close).hasStackTraceContaining("Channel shutdown invoked");
+        }
+    }
+
+    @Test
     void aWrongPasswordIsRefused() {
         Properties properties = new Properties();
         properties.put("user", TestServers.USER);

@@ -33,6 +33,10 @@ import org.apache.arrow.flight.SchemaResult;
 import org.apache.arrow.flight.Ticket;
 import org.apache.arrow.flight.CloseSessionRequest;
 import org.apache.arrow.flight.CloseSessionResult;
+import org.apache.arrow.flight.GetSessionOptionsRequest;
+import org.apache.arrow.flight.GetSessionOptionsResult;
+import org.apache.arrow.flight.SetSessionOptionsRequest;
+import org.apache.arrow.flight.SetSessionOptionsResult;
 import org.apache.arrow.flight.sql.NoOpFlightSqlProducer;
 import org.apache.arrow.flight.sql.SqlInfoBuilder;
 import org.apache.arrow.flight.sql.impl.FlightSql.ActionClosePreparedStatementRequest;
@@ -390,6 +394,34 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
     }
 
     // ---- sessions ----
+
+    @Override
+    public void setSessionOptions(SetSessionOptionsRequest request, CallContext context, StreamListener<SetSessionOptionsResult> listener) {
+        try {
+            Session session = session(context);
+            if (policy.mode() != dev.mallard.server.config.AccessMode.COMPLETE) {
+                // USE is not a query; on a READ_ONLY server the options are refused like any other setting.
+                java.util.Map<String, SetSessionOptionsResult.Error> refused = new java.util.HashMap<>();
+                request.getSessionOptions().keySet().forEach(name -> refused.put(name, new SetSessionOptionsResult.Error(SetSessionOptionsResult.ErrorValue.ERROR)));
+                listener.onNext(new SetSessionOptionsResult(refused));
+            } else {
+                listener.onNext(new SetSessionOptionsResult(SessionOptions.set(session, request.getSessionOptions())));
+            }
+            listener.onCompleted();
+        } catch (Throwable e) {
+            listener.onError(FlightErrors.toFlight(e));
+        }
+    }
+
+    @Override
+    public void getSessionOptions(GetSessionOptionsRequest request, CallContext context, StreamListener<GetSessionOptionsResult> listener) {
+        try {
+            listener.onNext(new GetSessionOptionsResult(SessionOptions.get(session(context))));
+            listener.onCompleted();
+        } catch (Throwable e) {
+            listener.onError(FlightErrors.toFlight(e));
+        }
+    }
 
     @Override
     public void closeSession(CloseSessionRequest request, CallContext context, StreamListener<CloseSessionResult> listener) {
