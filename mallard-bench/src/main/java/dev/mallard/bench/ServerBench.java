@@ -215,7 +215,8 @@ final class ServerBench implements Callable<Integer> {
                 }
                 return lines;
             }
-            try (BufferAllocator allocator = new RootAllocator(); ArrowStreamReader reader = new ArrowStreamReader(body, allocator)) {
+            try (BufferAllocator allocator = new RootAllocator();
+                    ArrowStreamReader reader = new ArrowStreamReader(body, allocator, org.apache.arrow.compression.CommonsCompressionFactory.INSTANCE)) {
                 long count = 0;
                 while (reader.loadNextBatch()) {
                     count += reader.getVectorSchemaRoot().getRowCount();

@@ -34,7 +34,11 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.compression.CommonsCompressionFactory;
+import org.apache.arrow.vector.compression.CompressionUtil;
+import org.apache.arrow.vector.compression.NoCompressionCodec;
 import org.apache.arrow.vector.ipc.ArrowStreamWriter;
+import org.apache.arrow.vector.ipc.message.IpcOption;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -46,6 +50,7 @@ public final class HttpApi implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(HttpApi.class);
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String JSON_TYPE = "application/json";
+    static final String ARROW_COMPRESSION = "x-dd-arrow-compression";
 
     private final UserDirectory users;
     private final TokenService tokens;
@@ -157,6 +162,7 @@ public final class HttpApi implements AutoCloseable {
             }
             String sql = sql(request);
             policy.check(session, sql);
+            CompressionUtil.CodecType arrowCompression = arrowCompression(option(request, ARROW_COMPRESSION));
             QueryOptions options = QueryOptions.resolve(option(request, QueryOptions.FETCH_SIZE), option(request, QueryOptions.QUERY_TIMEOUT),
                     defaultFetchSize, maxTimeoutSeconds);
             Session.Outcome outcome = session.execute(sql, options);
@@ -174,7 +180,7 @@ public final class HttpApi implements AutoCloseable {
                 // ArrowStreamWriter writes each buffer separately; gather them into large chunks for the socket.
                 OutputStream raw = response.outputStream();
                 try (OutputStream out = new java.io.BufferedOutputStream(gzip ? new GZIPOutputStream(raw, 1 << 16) : raw, 1 << 18)) {
-                    write(format.get(), rows, out);
+                    write(format.get(), rows, out, arrowCompression);
                 }
             }
         } catch (RuntimeException e) {
@@ -191,11 +197,23 @@ public final class HttpApi implements AutoCloseable {
         }
     }
 
-    private static void write(ResultFormat format, ResultStream rows, OutputStream out) throws IOException {
+    /** {@code zstd} (the default) or {@code none}: how Arrow record batch bodies are compressed. */
+    private static CompressionUtil.CodecType arrowCompression(Optional<String> asked) {
+        String value = asked.orElse("zstd").trim().toLowerCase(java.util.Locale.ROOT);
+        return switch (value) {
+            case "zstd" -> CompressionUtil.CodecType.ZSTD;
+            case "none" -> CompressionUtil.CodecType.NO_COMPRESSION;
+            default -> throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, ARROW_COMPRESSION + " takes zstd or none, not '" + value + "'");
+        };
+    }
+
+    private static void write(ResultFormat format, ResultStream rows, OutputStream out, CompressionUtil.CodecType compression) throws IOException {
         VectorSchemaRoot root = rows.root();
         switch (format) {
             case ARROW -> {
-                try (ArrowStreamWriter writer = new ArrowStreamWriter(root, rows.reader(), out)) {
+                try (ArrowStreamWriter writer = new ArrowStreamWriter(root, rows.reader(), java.nio.channels.Channels.newChannel(out),
+                        IpcOption.DEFAULT, compression == CompressionUtil.CodecType.NO_COMPRESSION
+                                ? NoCompressionCodec.Factory.INSTANCE : CommonsCompressionFactory.INSTANCE, compression)) {
                     writer.start();
                     while (rows.loadNextBatch()) {
                         writer.writeBatch();
