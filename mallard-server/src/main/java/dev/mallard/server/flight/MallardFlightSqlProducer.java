@@ -8,6 +8,7 @@ import com.google.protobuf.Message;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
 import dev.mallard.server.arrow.ArrowValues;
+import dev.mallard.server.config.AccessMode;
 import dev.mallard.server.session.QueryOptions;
 import dev.mallard.server.session.ResultStream;
 import dev.mallard.server.session.Session;
@@ -93,7 +94,7 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
                 .withFlightSqlServerName("Mallard")
                 .withFlightSqlServerVersion(version)
                 .withFlightSqlServerArrowVersion("18.3.0")
-                .withFlightSqlServerReadOnly(policy.mode() != dev.mallard.server.config.AccessMode.COMPLETE)
+                .withFlightSqlServerReadOnly(policy.mode() != AccessMode.COMPLETE)
                 .withFlightSqlServerSql(true)
                 .withFlightSqlServerSubstrait(false)
                 .withFlightSqlServerTransaction(SqlSupportedTransaction.SQL_SUPPORTED_TRANSACTION_NONE)
@@ -173,7 +174,7 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
         return () -> {
             try {
                 Session session = session(context);
-                if (policy.mode() != dev.mallard.server.config.AccessMode.COMPLETE) {
+                if (policy.mode() != AccessMode.COMPLETE) {
                     throw new MallardException(ErrorCode.USER_ACCESS_DENIED, "this server is " + policy.mode()
                             + ": it takes no ingestion; connect to a COMPLETE server to load data");
                 }
@@ -399,7 +400,7 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
     public void setSessionOptions(SetSessionOptionsRequest request, CallContext context, StreamListener<SetSessionOptionsResult> listener) {
         try {
             Session session = session(context);
-            if (policy.mode() != dev.mallard.server.config.AccessMode.COMPLETE) {
+            if (policy.mode() != AccessMode.COMPLETE) {
                 // USE is not a query; on a READ_ONLY server the options are refused like any other setting.
                 java.util.Map<String, SetSessionOptionsResult.Error> refused = new java.util.HashMap<>();
                 request.getSessionOptions().keySet().forEach(name -> refused.put(name, new SetSessionOptionsResult.Error(SetSessionOptionsResult.ErrorValue.ERROR)));
