@@ -81,6 +81,35 @@ class FlightSqlJdbcIT {
     }
 
     @Test
+    void moreDuckDbTypesArriveThroughTheDriver() throws Exception {
+        try (Connection connection = connect(); Statement statement = connection.createStatement()) {
+            statement.executeUpdate("CREATE TYPE IF NOT EXISTS mood AS ENUM ('sad', 'happy')");
+            try (ResultSet rs = statement.executeQuery("""
+                    SELECT 7::TINYINT AS ti, 300::SMALLINT AS si, 2.5::FLOAT AS f,
+                           170141183460469231731687303715884105727::HUGEINT AS hi, 'a1b2c3d4-0000-4000-8000-000000000001'::UUID AS u,
+                           '\\x01\\x02'::BLOB AS b, TIME '12:34:56' AS t, TIMESTAMPTZ '2024-01-02 03:04:05+00' AS tz,
+                           INTERVAL 3 DAY AS iv, {'x': 1, 'y': 'two'} AS st, MAP {'k': 1} AS m, 'happy'::mood AS e,
+                           '{"a": 1}'::JSON AS j
+                    """)) {
+                assertThat(rs.next()).isTrue();
+                assertThat(rs.getByte("ti")).isEqualTo((byte) 7);
+                assertThat(rs.getShort("si")).isEqualTo((short) 300);
+                assertThat(rs.getFloat("f")).isEqualTo(2.5f);
+                assertThat(rs.getBigDecimal("hi")).isEqualByComparingTo(new BigDecimal("170141183460469231731687303715884105727"));
+                assertThat(rs.getString("u")).isEqualTo("a1b2c3d4-0000-4000-8000-000000000001");
+                assertThat(rs.getBytes("b")).containsExactly(1, 2);
+                assertThat(rs.getTime("t").toLocalTime()).isEqualTo(java.time.LocalTime.of(12, 34, 56));
+                assertThat(rs.getTimestamp("tz").toInstant()).isEqualTo(java.time.Instant.parse("2024-01-02T03:04:05Z"));
+                assertThat(rs.getObject("iv")).isNotNull();
+                assertThat(rs.getObject("st").toString()).contains("two");
+                assertThat(rs.getObject("m")).isNotNull();
+                assertThat(rs.getString("e")).isEqualTo("happy");
+                assertThat(rs.getString("j")).isEqualTo("{\"a\": 1}");
+            }
+        }
+    }
+
+    @Test
     void aLargeResultStreamsInManyBatches() throws Exception {
         try (Connection connection = connect(); Statement statement = connection.createStatement();
                 ResultSet rs = statement.executeQuery("SELECT range AS n, range::VARCHAR AS s FROM range(250000)")) {

@@ -59,7 +59,9 @@ final class ArrowTypes {
         return session.sql(connection -> {
             try (Statement statement = connection.createStatement(); ResultSet rs = statement.executeQuery(sql.toString());
                     ArrowReader reader = ArrowExport.export(rs, session.allocator(), 1)) {
-                List<Field> fields = reader.getVectorSchemaRoot().getSchema().getFields();
+                Schema exported = reader.getVectorSchemaRoot().getSchema();
+                // Announced as the stream sends them: ENUMs decoded to their labels (see DictionaryDecoding).
+                List<Field> fields = (DictionaryDecoding.needed(exported) ? DictionaryDecoding.decoded(exported, reader) : exported).getFields();
                 // DuckDB marks every result column nullable already; keep its fields as they are.
                 return new Schema(fields);
             } catch (IOException e) {

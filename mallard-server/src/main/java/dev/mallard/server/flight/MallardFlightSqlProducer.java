@@ -469,7 +469,8 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
         String handle = UUID.randomUUID().toString();
         session.keep(handle, result);
         TicketStatementQuery ticket = TicketStatementQuery.newBuilder().setStatementHandle(ByteString.copyFromUtf8(handle)).build();
-        return new FlightInfo(result.schema(), descriptor, List.of(new FlightEndpoint(new Ticket(Any.pack(ticket).toByteArray()))), -1, -1);
+        Schema schema = DictionaryDecoding.needed(result.schema()) ? DictionaryDecoding.decoded(result.schema(), result.reader()) : result.schema();
+        return new FlightInfo(schema, descriptor, List.of(new FlightEndpoint(new Ticket(Any.pack(ticket).toByteArray()))), -1, -1);
     }
 
     private static FlightInfo metadataInfo(Message command, Schema schema, FlightDescriptor descriptor) {

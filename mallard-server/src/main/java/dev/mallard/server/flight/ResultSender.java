@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import org.apache.arrow.flight.FlightProducer.ServerStreamListener;
+import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
 
 /**
@@ -22,7 +23,23 @@ final class ResultSender {
         // The batch's buffers go to gRPC without a copy; the next loadNextBatch imports new buffers rather than
         // overwriting these, and the message keeps its references until it is written.
         listener.setUseZeroCopy(true);
-        listener.start(root, result.reader());
+        if (!DictionaryDecoding.needed(root.getSchema())) {
+            listener.start(root);
+            return stream(result, listener, ready, () -> root.getRowCount());
+        }
+        BufferAllocator allocator = root.getFieldVectors().get(0).getAllocator();
+        try (VectorSchemaRoot decoded = DictionaryDecoding.target(root, result.reader(), allocator)) {
+            listener.start(decoded);
+            return stream(result, listener, ready, () -> {
+                DictionaryDecoding.fill(root, result.reader(), decoded);
+                return decoded.getRowCount();
+            });
+        }
+    }
+
+    /** Loads each batch when the client is ready, prepares it ({@code batch} answers its row count) and sends it. */
+    private static long stream(ResultStream result, ServerStreamListener listener, Semaphore ready, java.util.function.IntSupplier batch)
+            throws IOException {
         long rows = 0;
         while (!listener.isCancelled()) {
             if (!awaitReady(listener, ready)) {
@@ -31,7 +48,7 @@ final class ResultSender {
             if (!result.loadNextBatch()) {
                 break;
             }
-            rows += root.getRowCount();
+            rows += batch.getAsInt();
             listener.putNext();
         }
         if (!listener.isCancelled()) {

@@ -7,6 +7,8 @@ import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
 import dev.mallard.server.auth.AccessToken;
 import dev.mallard.server.config.ServerConfig;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -16,6 +18,7 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import org.duckdb.DuckDBConnection;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -25,6 +28,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class SessionRegistry implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(SessionRegistry.class);
+
+    static final String STANDARD_ARROW_TYPES = "SET arrow_lossless_conversion = false";
 
     private final Engine engine;
     private final ScheduledExecutorService timer;
@@ -68,10 +73,28 @@ public final class SessionRegistry implements AutoCloseable {
             throw new MallardException(ErrorCode.USER_SESSIONS_EXHAUSTED, "user " + token.username() + " holds " + mine
                     + " sessions, the server's max_sessions_per_user; close connections you no longer use or wait for idle ones to close");
         }
-        Session session = new Session(token.sessionId(), token.username(), token.expiresAt(), engine.newSession(), engine.allocator(), timer, clock);
+        DuckDBConnection connection = engine.newSession();
+        try (Statement statement = connection.createStatement()) {
+            // Clients (the JDBC driver above all) read DuckDB's standard Arrow types: HUGEINT as DECIMAL(38,0), UUID
+            // and JSON as text. The engine's lossless export (extension types, 128-bit integers) is for Mallard's own
+            // JSON lines writer, not for them.
+            statement.execute(STANDARD_ARROW_TYPES);
+        } catch (SQLException e) {
+            closeQuietly(connection);
+            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot prepare a DuckDB session: " + e.getMessage(), e);
+        }
+        Session session = new Session(token.sessionId(), token.username(), token.expiresAt(), connection, engine.allocator(), timer, clock);
         sessions.put(token.sessionId(), session);
         LOG.debug("session opened user={} open_sessions={}", token.username(), sessions.size());
         return session;
+    }
+
+    private static void closeQuietly(DuckDBConnection connection) {
+        try {
+            connection.close();
+        } catch (SQLException e) {
+            // Already failing; the first error is the one reported.
+        }
     }
 
     public Optional<Session> find(String sessionId) {
