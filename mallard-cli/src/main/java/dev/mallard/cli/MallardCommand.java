@@ -9,6 +9,7 @@ import picocli.CommandLine.Command;
         subcommands = {
             DemoCommand.class,
             RunCommand.class,
+            ServerCommand.class,
             TailCommand.class,
             SqlCommand.class,
             DevCommand.class,

@@ -6,7 +6,10 @@ import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
 import io.helidon.webserver.WebServer;
 import io.helidon.webserver.http.HttpRouting;
+import io.helidon.common.tls.Tls;
+import java.util.Optional;
 import java.util.function.Consumer;
+import javax.net.ssl.SSLContext;
 
 /**
  * The one HTTP server Mallard starts: Helidon SE, one virtual thread per request. The caller declares its
@@ -34,12 +37,24 @@ public final class HttpEndpoints implements AutoCloseable {
      * @throws MallardException {@code system.http.bind_failed} when the address cannot be bound
      */
     public static HttpEndpoints start(String host, int port, Consumer<HttpRouting.Builder> routes) {
+        return start(host, port, Optional.empty(), routes);
+    }
+
+    /**
+     * Binds and starts serving before it returns, over HTTPS when {@code tls} is given.
+     *
+     * @param tls the server's key and certificates; empty serves plain HTTP
+     */
+    public static HttpEndpoints start(String host, int port, Optional<SSLContext> tls, Consumer<HttpRouting.Builder> routes) {
         requireNonNull(host, "host is null");
+        requireNonNull(tls, "tls is null");
         requireNonNull(routes, "routes is null");
         if (port < 0 || port > 65_535) {
             throw new IllegalArgumentException("port " + port + " is outside 0..65535");
         }
-        WebServer server = WebServer.builder()
+        var builder = WebServer.builder();
+        tls.ifPresent(context -> builder.tls(Tls.builder().sslContext(context).build()));
+        WebServer server = builder
                 .host(host)
                 .port(port)
                 // Helidon's own hook would stop the server as soon as the JVM begins to exit, while the

@@ -1,0 +1,274 @@
+package dev.mallard.bench;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.mallard.core.arrow.ArrowExport;
+import dev.mallard.core.engine.Engine;
+import dev.mallard.server.MallardServer;
+import dev.mallard.server.auth.PasswordHash;
+import dev.mallard.server.config.AccessMode;
+import dev.mallard.server.config.ServerConfig;
+import dev.mallard.server.config.UserAccount;
+import java.io.InputStream;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Base64;
+import java.util.List;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.apache.arrow.flight.FlightClient;
+import org.apache.arrow.flight.FlightInfo;
+import org.apache.arrow.flight.FlightStream;
+import org.apache.arrow.flight.Location;
+import org.apache.arrow.flight.grpc.CredentialCallOption;
+import org.apache.arrow.flight.sql.FlightSqlClient;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.ipc.ArrowReader;
+import org.apache.arrow.vector.ipc.ArrowStreamReader;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * Rows/s of one large result read five ways (in-process export, Flight DoGet, the Flight SQL JDBC driver, HTTP
+ * Arrow, HTTP JSONL) from a server in this JVM, and queries/s and p99 latency of concurrent one-row queries.
+ */
+@Command(name = "server", mixinStandardHelpOptions = true, description = {
+    "Rows/s of one table (BIGINT, DOUBLE, VARCHAR, TIMESTAMP) read in-process, through Flight DoGet, the Flight SQL",
+    "JDBC driver, HTTP Arrow and HTTP JSONL from a server in this JVM; then concurrent clients issuing one-row queries."})
+final class ServerBench implements Callable<Integer> {
+    static final double FLIGHT_TARGET_RATIO = 0.6;
+    static final double HTTP_ARROW_TARGET_RATIO = 0.5;
+    static final double SMALL_QUERIES_TARGET = 2_000;
+    private static final String USER = "bench";
+    private static final String PASSWORD = "bench-password";
+    private static final String QUERY = "SELECT * FROM bench_rows";
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Option(names = "--rows", description = "Rows in the table (default ${DEFAULT-VALUE}).", defaultValue = "10000000")
+    long rows;
+
+    @Option(names = "--clients", description = "Concurrent clients for the one-row queries (default ${DEFAULT-VALUE}).", defaultValue = "32")
+    int clients;
+
+    @Option(names = "--seconds", description = "How long the clients issue one-row queries (default ${DEFAULT-VALUE}).", defaultValue = "10")
+    int seconds;
+
+    @Option(names = "--json", description = "Print one JSON object instead of a table.")
+    boolean json;
+
+    @Override
+    public Integer call() throws Exception {
+        Path warehouse = Files.createTempDirectory("mallard-bench-server");
+        Path script = warehouse.resolve("startup.sql");
+        Files.writeString(script, "CREATE TABLE bench_rows AS SELECT range AS id, random() AS x, 'name-' || (range % 1000) AS s,"
+                + " TIMESTAMP '2024-01-01' + to_seconds(range) AS ts FROM range(" + rows + ");");
+        ServerConfig config = new ServerConfig(warehouse, Optional.empty(), "127.0.0.1", 0, ServerConfig.DEFAULT_HTTP_MAX_BODY_BYTES, 0, Optional.empty(),
+                List.of(new UserAccount(USER, PasswordHash.of(PASSWORD))), AccessMode.COMPLETE, Optional.empty(),
+                60, ServerConfig.SessionLimits.DEFAULT, ServerConfig.DEFAULT_FETCH_SIZE, 0, Optional.of(script));
+        ObjectNode result = new ObjectMapper().createObjectNode();
+        try (MallardServer server = MallardServer.start(config)) {
+            double inProcess = best(() -> inProcess(server));
+            double flight = best(() -> flight(server));
+            double jdbc = best(() -> jdbc(server));
+            double httpArrow = best(() -> http(server, "application/vnd.apache.arrow.stream"));
+            double httpJsonl = best(() -> http(server, "application/jsonl"));
+            double[] small = smallQueries(server);
+            result.put("rows", rows);
+            result.put("inprocess_rows_per_s", Math.round(inProcess));
+            result.put("flight_rows_per_s", Math.round(flight));
+            result.put("flight_jdbc_rows_per_s", Math.round(jdbc));
+            result.put("http_arrow_rows_per_s", Math.round(httpArrow));
+            result.put("http_jsonl_rows_per_s", Math.round(httpJsonl));
+            result.put("small_queries_per_s", Math.round(small[0]));
+            result.put("small_query_p99_ms", Math.round(small[1] * 100) / 100.0);
+            result.put("clients", clients);
+            result.put("cores", Runtime.getRuntime().availableProcessors());
+        } finally {
+            try (var files = Files.walk(warehouse)) {
+                files.sorted(java.util.Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+            }
+        }
+        if (json) {
+            spec.commandLine().getOut().println(result.toString());
+            return 0;
+        }
+        var out = spec.commandLine().getOut();
+        double inProcess = result.get("inprocess_rows_per_s").asDouble();
+        out.printf("%-40s %14s %14s %8s%n", "measure (" + rows + " rows)", "value", "target", "ratio");
+        out.printf("%-40s %14.0f %14s %8s%n", "in-process arrowExportStream rows/s", inProcess, "-", "-");
+        row(out, "Flight DoGet rows/s", result.get("flight_rows_per_s").asDouble(), FLIGHT_TARGET_RATIO * inProcess);
+        out.printf("%-40s %14.0f %14s %8s%n", "Flight SQL JDBC driver rows/s", result.get("flight_jdbc_rows_per_s").asDouble(), "-", "-");
+        row(out, "HTTP Arrow rows/s", result.get("http_arrow_rows_per_s").asDouble(), HTTP_ARROW_TARGET_RATIO * inProcess);
+        out.printf("%-40s %14.0f %14s %8s%n", "HTTP JSONL rows/s", result.get("http_jsonl_rows_per_s").asDouble(), "-", "-");
+        row(out, clients + " clients, one-row queries/s", result.get("small_queries_per_s").asDouble(), SMALL_QUERIES_TARGET);
+        out.printf("%-40s %14.2f %14s %8s%n", "one-row query p99 ms", result.get("small_query_p99_ms").asDouble(), "-", "-");
+        out.println("ratio >= 1.00 meets the target (Flight >= 0.6 x in-process, HTTP Arrow >= 0.5 x in-process)");
+        return 0;
+    }
+
+    private static void row(java.io.PrintWriter out, String name, double value, double target) {
+        out.printf("%-40s %14.0f %14.0f %8.2f%n", name, value, target, value / target);
+    }
+
+    /** Rows/s of the better of two runs (the first warms the JIT). */
+    private double best(Callable<Long> read) throws Exception {
+        double best = 0;
+        for (int run = 0; run < 2; run++) {
+            long start = System.nanoTime();
+            long count = read.call();
+            double elapsed = (System.nanoTime() - start) / 1e9;
+            if (count != rows) {
+                throw new IllegalStateException("read " + count + " rows, expected " + rows);
+            }
+            best = Math.max(best, count / elapsed);
+        }
+        return best;
+    }
+
+    private long inProcess(MallardServer server) throws Exception {
+        // The same table through a DuckDB connection of the same process: the limit the listeners are compared to.
+        try (Connection connection = server.engineSession(); Statement statement = connection.createStatement();
+                ResultSet rs = statement.executeQuery(QUERY);
+                BufferAllocator allocator = new RootAllocator();
+                ArrowReader reader = ArrowExport.export(rs, allocator, ServerConfig.DEFAULT_FETCH_SIZE)) {
+            long count = 0;
+            while (reader.loadNextBatch()) {
+                count += reader.getVectorSchemaRoot().getRowCount();
+            }
+            return count;
+        }
+    }
+
+    private long flight(MallardServer server) throws Exception {
+        try (BufferAllocator allocator = new RootAllocator();
+                FlightClient client = FlightClient.builder(allocator, Location.forGrpcInsecure("127.0.0.1", server.flightPort())).build()) {
+            CredentialCallOption bearer = client.authenticateBasicToken(USER, PASSWORD).orElseThrow();
+            FlightSqlClient sql = new FlightSqlClient(client);
+            FlightInfo info = sql.execute(QUERY, bearer);
+            long count = 0;
+            try (FlightStream stream = sql.getStream(info.getEndpoints().get(0).getTicket(), bearer)) {
+                while (stream.next()) {
+                    count += stream.getRoot().getRowCount();
+                }
+            }
+            return count;
+        }
+    }
+
+    private long jdbc(MallardServer server) throws Exception {
+        try (Connection connection = jdbcConnection(server); Statement statement = connection.createStatement();
+                ResultSet rs = statement.executeQuery(QUERY)) {
+            long count = 0;
+            while (rs.next()) {
+                count++;
+            }
+            return count;
+        }
+    }
+
+    private static Connection jdbcConnection(MallardServer server) throws Exception {
+        Properties properties = new Properties();
+        properties.put("user", USER);
+        properties.put("password", PASSWORD);
+        return DriverManager.getConnection("jdbc:arrow-flight-sql://127.0.0.1:" + server.flightPort() + "/?useEncryption=false", properties);
+    }
+
+    private long http(MallardServer server, String accept) throws Exception {
+        HttpClient http = HttpClient.newHttpClient();
+        String basic = "Basic " + Base64.getEncoder().encodeToString((USER + ":" + PASSWORD).getBytes(StandardCharsets.UTF_8));
+        HttpResponse<InputStream> response = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.httpPort()
+                        + "/v1/query?q=" + URLEncoder.encode(QUERY, StandardCharsets.UTF_8)))
+                .header("Authorization", basic).header("Accept", accept).build(), HttpResponse.BodyHandlers.ofInputStream());
+        if (response.statusCode() != 200) {
+            throw new IllegalStateException("HTTP " + response.statusCode() + ": " + new String(response.body().readAllBytes(), StandardCharsets.UTF_8));
+        }
+        try (InputStream body = response.body()) {
+            if (accept.equals("application/jsonl")) {
+                long lines = 0;
+                byte[] buffer = new byte[1 << 16];
+                for (int read; (read = body.read(buffer)) > 0; ) {
+                    for (int i = 0; i < read; i++) {
+                        if (buffer[i] == '\n') {
+                            lines++;
+                        }
+                    }
+                }
+                return lines;
+            }
+            try (BufferAllocator allocator = new RootAllocator();
+                    ArrowStreamReader reader = new ArrowStreamReader(body, allocator, org.apache.arrow.compression.CommonsCompressionFactory.INSTANCE)) {
+                long count = 0;
+                while (reader.loadNextBatch()) {
+                    count += reader.getVectorSchemaRoot().getRowCount();
+                }
+                return count;
+            }
+        }
+    }
+
+    /** Queries/s over all clients and the p99 latency in ms, each client a JDBC connection of its own. */
+    private double[] smallQueries(MallardServer server) throws Exception {
+        List<Connection> connections = new ArrayList<>();
+        for (int i = 0; i < clients; i++) {
+            connections.add(jdbcConnection(server));
+        }
+        try (ExecutorService pool = Executors.newFixedThreadPool(clients)) {
+            long deadline = System.nanoTime() + seconds * 1_000_000_000L;
+            List<Future<long[]>> results = new ArrayList<>();
+            long start = System.nanoTime();
+            for (Connection connection : connections) {
+                results.add(pool.submit(() -> {
+                    long[] latencies = new long[1 << 16];
+                    int n = 0;
+                    try (Statement statement = connection.createStatement()) {
+                        while (System.nanoTime() < deadline) {
+                            long begin = System.nanoTime();
+                            try (ResultSet rs = statement.executeQuery("SELECT " + (n % 1000) + " AS n")) {
+                                rs.next();
+                            }
+                            if (n == latencies.length) {
+                                latencies = Arrays.copyOf(latencies, n * 2);
+                            }
+                            latencies[n++] = System.nanoTime() - begin;
+                        }
+                    }
+                    return Arrays.copyOf(latencies, n);
+                }));
+            }
+            List<Long> all = new ArrayList<>();
+            for (Future<long[]> result : results) {
+                for (long latency : result.get()) {
+                    all.add(latency);
+                }
+            }
+            double elapsed = (System.nanoTime() - start) / 1e9;
+            all.sort(null);
+            double p99 = all.isEmpty() ? 0 : all.get((int) Math.min(all.size() - 1, Math.ceil(all.size() * 0.99) - 1)) / 1e6;
+            return new double[] {all.size() / elapsed, p99};
+        } finally {
+            for (Connection connection : connections) {
+                connection.close();
+            }
+        }
+    }
+}

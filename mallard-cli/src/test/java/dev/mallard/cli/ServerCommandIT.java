@@ -1,0 +1,100 @@
+package dev.mallard.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code mallard server} as a user starts it: the jar in its own JVM, configured by a file and --conf. */
+class ServerCommandIT {
+    @TempDir
+    Path dir;
+
+    @Test
+    void theServerAnswersOverHttpAndStopsCleanlyOnSigterm() throws Exception {
+        int httpPort = freePort();
+        int flightPort = freePort();
+        Path config = dir.resolve("server.yml");
+        Files.writeString(config, """
+                warehouse: wh
+                database: mallard.duckdb
+                startup_script: startup.sql
+                users:
+                  - username: ada
+                    password: lovelace
+                """);
+        Files.writeString(dir.resolve("startup.sql"), "CREATE TABLE IF NOT EXISTS greetings AS SELECT 'hello' AS word;");
+        List<String> command = MallardJar.command("server", "--config", config.toString(), "--conf", "host=127.0.0.1",
+                "--conf", "http.port=" + httpPort, "--conf", "flight.port=" + flightPort);
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(dir.resolve("server.log").toFile()).start();
+        try {
+            HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+            awaitHealthy(http, httpPort, process);
+            String basic = "Basic " + Base64.getEncoder().encodeToString("ada:lovelace".getBytes(StandardCharsets.UTF_8));
+            HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/v1/query?q="
+                    + URLEncoder.encode("SELECT word FROM greetings", StandardCharsets.UTF_8)))
+                    .header("Authorization", basic).header("Accept", "application/jsonl").build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(response.statusCode()).isEqualTo(200);
+            assertThat(response.body()).isEqualTo("{\"word\":\"hello\"}\n");
+            assertThat(dir.resolve("wh").resolve("mallard.duckdb")).exists();
+            assertThat(dir.resolve("wh").resolve(".mallard").resolve("jwt-secret")).exists();
+        } finally {
+            process.destroy();
+            assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        }
+        assertThat(process.exitValue()).isZero();
+        String log = Files.readString(dir.resolve("server.log"));
+        assertThat(log).contains("server started").doesNotContain("lovelace");
+    }
+
+    @Test
+    void aRestrictedAccessModeIsRefusedAtStartup() throws Exception {
+        List<String> command = MallardJar.command("server", "--conf", "users.0.username=ada", "--conf", "users.0.password=pw",
+                "--conf", "access_mode=RESTRICTED", "--conf", "warehouse=" + dir.resolve("wh"));
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(process.exitValue()).isEqualTo(10);
+        assertThat(output).contains("user.config.unsupported").contains("not available yet");
+    }
+
+    private static void awaitHealthy(HttpClient http, int port, Process process) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (System.nanoTime() < deadline) {
+            if (!process.isAlive()) {
+                throw new AssertionError("the server exited with " + process.exitValue());
+            }
+            try {
+                HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/health")).build(),
+                        HttpResponse.BodyHandlers.ofString());
+                if (response.statusCode() == 200) {
+                    return;
+                }
+            } catch (IOException e) {
+                // not listening yet
+            }
+            Thread.sleep(100);
+        }
+        throw new AssertionError("the server did not answer /health within 60 s");
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            return socket.getLocalPort();
+        }
+    }
+}

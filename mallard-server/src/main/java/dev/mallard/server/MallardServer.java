@@ -1,0 +1,138 @@
+package dev.mallard.server;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.mallard.core.engine.Engine;
+import dev.mallard.core.error.ErrorCode;
+import dev.mallard.core.error.MallardException;
+import dev.mallard.core.sql.SqlScript;
+import dev.mallard.server.auth.SigningSecret;
+import dev.mallard.server.auth.TokenService;
+import dev.mallard.server.auth.UserDirectory;
+import dev.mallard.server.config.ServerConfig;
+import dev.mallard.server.flight.FlightSqlEndpoint;
+import dev.mallard.server.flight.MallardFlightSqlProducer;
+import dev.mallard.server.http.HttpApi;
+import dev.mallard.server.session.SessionRegistry;
+import dev.mallard.server.sql.AccessPolicy;
+import dev.mallard.server.tls.TlsFiles;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Optional;
+import javax.net.ssl.SSLContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A running Mallard server: one DuckDB database, the startup script run on it, and two listeners over the same
+ * sessions and tokens, Flight SQL (gRPC) and the HTTP API. Closing stops the listeners, then the sessions, then
+ * the database.
+ */
+public final class MallardServer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(MallardServer.class);
+
+    private final Engine engine;
+    private final SessionRegistry sessions;
+    private final FlightSqlEndpoint flight;
+    private final HttpApi http;
+
+    private MallardServer(Engine engine, SessionRegistry sessions, FlightSqlEndpoint flight, HttpApi http) {
+        this.engine = engine;
+        this.sessions = sessions;
+        this.flight = flight;
+        this.http = http;
+    }
+
+    public static MallardServer start(ServerConfig config) {
+        requireNonNull(config, "config is null");
+        try {
+            Files.createDirectories(config.warehouse());
+        } catch (IOException e) {
+            throw new MallardException(ErrorCode.SYSTEM_IO_FAILED, "cannot create the warehouse directory " + config.warehouse() + ": " + e.getMessage(), e);
+        }
+        byte[] secret = SigningSecret.resolve(config.secretKey(), config.warehouse());
+        TokenService tokens = new TokenService(secret, Duration.ofMinutes(config.tokenExpiryMinutes()), Clock.systemUTC());
+        UserDirectory users = new UserDirectory(config.users());
+        AccessPolicy policy = new AccessPolicy(config.accessMode());
+        Optional<SSLContext> httpsContext = config.tls().map(TlsFiles::sslContext);
+        Engine engine = config.database().map(Engine::onFile).orElseGet(Engine::inMemory);
+        SessionRegistry sessions = null;
+        FlightSqlEndpoint flight = null;
+        try {
+            config.startupScript().ifPresent(script -> runStartupScript(engine, script));
+            sessions = new SessionRegistry(engine, config.sessionLimits(), Clock.systemUTC());
+            MallardFlightSqlProducer producer = new MallardFlightSqlProducer(sessions, policy, engine.allocator(), version(),
+                    config.fetchSize(), config.queryTimeoutSeconds());
+            flight = FlightSqlEndpoint.start(config.host(), config.flightPort(), config.tls(), producer, users, tokens, sessions, engine.allocator());
+            HttpApi http = HttpApi.start(config.host(), config.httpPort(), users, tokens, sessions, policy, config.fetchSize(),
+                    config.queryTimeoutSeconds(), config.httpMaxBodyBytes(), httpsContext);
+            LOG.info("server started flight_port={} http_port={} tls={} access_mode={} database={} users={}", flight.port(), http.port(),
+                    config.tls().isPresent(), config.accessMode(), config.database().map(Path::toString).orElse(":memory:"), config.users().size());
+            return new MallardServer(engine, sessions, flight, http);
+        } catch (RuntimeException e) {
+            if (flight != null) {
+                flight.close();
+            }
+            if (sessions != null) {
+                sessions.close();
+            }
+            engine.close();
+            throw e;
+        }
+    }
+
+    private static void runStartupScript(Engine engine, Path script) {
+        String text;
+        try {
+            text = Files.readString(script);
+        } catch (IOException e) {
+            throw new MallardException(ErrorCode.USER_CONFIG_NOT_FOUND, "cannot read startup_script " + script + ": " + e.getMessage(), e);
+        }
+        try (Statement statement = engine.connection().createStatement()) {
+            for (SqlScript.Statement sql : SqlScript.split(text)) {
+                try {
+                    statement.execute(sql.sql());
+                } catch (SQLException e) {
+                    throw new MallardException(ErrorCode.USER_SQL_INVALID, "startup_script " + script + " line " + sql.line() + ": " + e.getMessage(), e);
+                }
+            }
+        } catch (SQLException e) {
+            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot run startup_script " + script + ": " + e.getMessage(), e);
+        }
+        LOG.info("startup script ran file={}", script);
+    }
+
+    static String version() {
+        String version = MallardServer.class.getPackage().getImplementationVersion();
+        return version == null ? "dev" : version;
+    }
+
+    public int flightPort() {
+        return flight.port();
+    }
+
+    public int httpPort() {
+        return http.port();
+    }
+
+    /** A new connection to the served database, outside any client session (benchmarks, tests). */
+    public java.sql.Connection engineSession() {
+        return engine.newSession();
+    }
+
+    public SessionRegistry sessions() {
+        return sessions;
+    }
+
+    @Override
+    public void close() {
+        try (engine; sessions; flight; http) {
+            LOG.info("server stopping");
+        }
+    }
+}

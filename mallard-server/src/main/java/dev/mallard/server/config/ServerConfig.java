@@ -1,0 +1,75 @@
+package dev.mallard.server.config;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.mallard.server.tls.TlsFiles;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * A server's settings, checked when read (see {@link ServerConfigReader}).
+ *
+ * @param database the database file, or empty for an in-memory database
+ * @param secretKey the configured signing secret; empty means generated and kept in the warehouse
+ */
+public record ServerConfig(
+        Path warehouse,
+        Optional<Path> database,
+        String host,
+        int httpPort,
+        long httpMaxBodyBytes,
+        int flightPort,
+        Optional<TlsFiles> tls,
+        List<UserAccount> users,
+        AccessMode accessMode,
+        Optional<String> secretKey,
+        int tokenExpiryMinutes,
+        SessionLimits sessionLimits,
+        int fetchSize,
+        int queryTimeoutSeconds,
+        Optional<Path> startupScript) {
+    public static final String DEFAULT_WAREHOUSE = "warehouse";
+    public static final String DEFAULT_HOST = "0.0.0.0";
+    public static final int DEFAULT_HTTP_PORT = 8081;
+    public static final long DEFAULT_HTTP_MAX_BODY_BYTES = 16L << 20;
+    public static final int DEFAULT_FLIGHT_PORT = 59307;
+    public static final int DEFAULT_TOKEN_EXPIRY_MINUTES = 720;
+    public static final int DEFAULT_FETCH_SIZE = 16_384;
+
+    /** How long an unused session lives, and how many may be open in total and per user. */
+    public record SessionLimits(int idleMinutes, int maxSessions, int maxSessionsPerUser) {
+        public static final SessionLimits DEFAULT = new SessionLimits(30, 512, 128);
+
+        public SessionLimits {
+            if (idleMinutes <= 0 || maxSessions <= 0 || maxSessionsPerUser <= 0) {
+                throw new IllegalArgumentException("session limits must be positive");
+            }
+        }
+    }
+
+    public ServerConfig {
+        requireNonNull(warehouse, "warehouse is null");
+        requireNonNull(database, "database is null");
+        requireNonNull(host, "host is null");
+        users = List.copyOf(users);
+        requireNonNull(accessMode, "accessMode is null");
+        requireNonNull(secretKey, "secretKey is null");
+        requireNonNull(startupScript, "startupScript is null");
+        requireNonNull(tls, "tls is null");
+        requireNonNull(sessionLimits, "sessionLimits is null");
+        if (httpMaxBodyBytes <= 0 || tokenExpiryMinutes <= 0 || fetchSize <= 0 || queryTimeoutSeconds < 0) {
+            throw new IllegalArgumentException("tokenExpiryMinutes and fetchSize must be positive, queryTimeoutSeconds not negative");
+        }
+    }
+
+    @Override
+    public String toString() {
+        // The secret and the password hashes stay out of logs.
+        return "ServerConfig[warehouse=" + warehouse + ", database=" + database.map(Path::toString).orElse(":memory:")
+                + ", host=" + host + ", httpPort=" + httpPort + ", httpMaxBodyBytes=" + httpMaxBodyBytes + ", flightPort=" + flightPort + ", tls=" + tls.map(TlsFiles::certFile).map(Path::toString).orElse("off") + ", users="
+                + users.stream().map(UserAccount::username).toList() + ", accessMode=" + accessMode + ", secretKey="
+                + (secretKey.isPresent() ? "***" : "generated") + ", tokenExpiryMinutes=" + tokenExpiryMinutes
+                + ", sessionLimits=" + sessionLimits + ", fetchSize=" + fetchSize + ", queryTimeoutSeconds=" + queryTimeoutSeconds + ", startupScript=" + startupScript.map(Path::toString).orElse("none") + "]";
+    }
+}

@@ -1,0 +1,514 @@
+package dev.mallard.server.flight;
+
+import static java.util.Objects.requireNonNull;
+
+import com.google.protobuf.Any;
+import com.google.protobuf.ByteString;
+import com.google.protobuf.Message;
+import dev.mallard.core.error.ErrorCode;
+import dev.mallard.core.error.MallardException;
+import dev.mallard.server.arrow.ArrowValues;
+import dev.mallard.server.config.AccessMode;
+import dev.mallard.server.session.QueryOptions;
+import dev.mallard.server.session.ResultStream;
+import dev.mallard.server.session.Session;
+import dev.mallard.server.session.SessionRegistry;
+import dev.mallard.server.sql.AccessPolicy;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.channels.Channels;
+import java.sql.ParameterMetaData;
+import java.sql.PreparedStatement;
+import java.sql.ResultSetMetaData;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import org.apache.arrow.flight.CallStatus;
+import org.apache.arrow.flight.FlightDescriptor;
+import org.apache.arrow.flight.FlightEndpoint;
+import org.apache.arrow.flight.FlightInfo;
+import org.apache.arrow.flight.FlightStream;
+import org.apache.arrow.flight.PutResult;
+import org.apache.arrow.flight.Result;
+import org.apache.arrow.flight.SchemaResult;
+import org.apache.arrow.flight.Ticket;
+import org.apache.arrow.flight.CloseSessionRequest;
+import org.apache.arrow.flight.CloseSessionResult;
+import org.apache.arrow.flight.GetSessionOptionsRequest;
+import org.apache.arrow.flight.GetSessionOptionsResult;
+import org.apache.arrow.flight.SetSessionOptionsRequest;
+import org.apache.arrow.flight.SetSessionOptionsResult;
+import org.apache.arrow.flight.sql.NoOpFlightSqlProducer;
+import org.apache.arrow.flight.sql.SqlInfoBuilder;
+import org.apache.arrow.flight.sql.impl.FlightSql.ActionClosePreparedStatementRequest;
+import org.apache.arrow.flight.sql.impl.FlightSql.ActionCreatePreparedStatementRequest;
+import org.apache.arrow.flight.sql.impl.FlightSql.ActionCreatePreparedStatementResult;
+import org.apache.arrow.flight.sql.impl.FlightSql.CommandGetCatalogs;
+import org.apache.arrow.flight.sql.impl.FlightSql.CommandGetDbSchemas;
+import org.apache.arrow.flight.sql.impl.FlightSql.CommandGetPrimaryKeys;
+import org.apache.arrow.flight.sql.impl.FlightSql.CommandGetSqlInfo;
+import org.apache.arrow.flight.sql.impl.FlightSql.CommandGetTableTypes;
+import org.apache.arrow.flight.sql.impl.FlightSql.CommandGetTables;
+import org.apache.arrow.flight.sql.impl.FlightSql.CommandGetXdbcTypeInfo;
+import org.apache.arrow.flight.sql.impl.FlightSql.CommandPreparedStatementQuery;
+import org.apache.arrow.flight.sql.impl.FlightSql.CommandPreparedStatementUpdate;
+import org.apache.arrow.flight.sql.impl.FlightSql.CommandStatementIngest;
+import org.apache.arrow.flight.sql.impl.FlightSql.CommandStatementQuery;
+import org.apache.arrow.flight.sql.impl.FlightSql.CommandStatementUpdate;
+import org.apache.arrow.flight.sql.impl.FlightSql.DoPutUpdateResult;
+import org.apache.arrow.flight.sql.impl.FlightSql.SqlSupportedTransaction;
+import org.apache.arrow.flight.sql.impl.FlightSql.TicketStatementQuery;
+import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.ipc.WriteChannel;
+import org.apache.arrow.vector.ipc.message.MessageSerializer;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.duckdb.DuckDBResultSetMetaData;
+import org.duckdb.StatementReturnType;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The Flight SQL producer over DuckDB. A statement runs when its FlightInfo is asked for (so the info carries the
+ * result's real schema); the result waits in the caller's session under a handle that the ticket names, and DoGet
+ * streams it with flow control. The RPCs not overridden here answer UNIMPLEMENTED.
+ */
+public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
+    private static final Logger LOG = LoggerFactory.getLogger(MallardFlightSqlProducer.class);
+
+    private final SessionRegistry sessions;
+    private final AccessPolicy policy;
+    private final BufferAllocator allocator;
+    private final SqlInfoBuilder sqlInfo;
+    private final int defaultFetchSize;
+    private final int maxTimeoutSeconds;
+
+    public MallardFlightSqlProducer(SessionRegistry sessions, AccessPolicy policy, BufferAllocator allocator, String version,
+            int defaultFetchSize, int maxTimeoutSeconds) {
+        this.defaultFetchSize = defaultFetchSize;
+        this.maxTimeoutSeconds = maxTimeoutSeconds;
+        this.sessions = requireNonNull(sessions, "sessions is null");
+        this.policy = requireNonNull(policy, "policy is null");
+        this.allocator = requireNonNull(allocator, "allocator is null");
+        this.sqlInfo = new SqlInfoBuilder()
+                .withFlightSqlServerName("Mallard")
+                .withFlightSqlServerVersion(version)
+                .withFlightSqlServerArrowVersion("18.3.0")
+                .withFlightSqlServerReadOnly(policy.mode() != AccessMode.COMPLETE)
+                .withFlightSqlServerSql(true)
+                .withFlightSqlServerSubstrait(false)
+                .withFlightSqlServerTransaction(SqlSupportedTransaction.SQL_SUPPORTED_TRANSACTION_NONE)
+                .withFlightSqlServerCancel(false)
+                .withFlightSqlServerBulkIngestion(true)
+                .withFlightSqlServerBulkIngestionTransaction(false)
+                .withSqlIdentifierQuoteChar("\"")
+                .withSqlSchemaTerm("schema")
+                .withSqlCatalogTerm("database")
+                .withSqlProcedureTerm("procedure")
+                .withSqlDdlCatalog(true)
+                .withSqlDdlSchema(true)
+                .withSqlDdlTable(true)
+                .withSqlSearchStringEscape("\\")
+                .withSqlTransactionsSupported(false)
+                .withSqlSupportsColumnAliasing(true)
+                .withSqlNullPlusNullIsNull(true)
+                .withSqlSupportsExpressionsInOrderBy(true)
+                .withSqlSupportsOrderByUnrelated(true)
+                .withSqlSupportsLikeEscapeClause(true)
+                .withSqlSupportsNonNullableColumns(true)
+                .withSqlCorrelatedSubqueriesSupported(true)
+                .withSqlBatchUpdatesSupported(false)
+                .withSqlNamedParametersSupported(false);
+    }
+
+    // ---- statements ----
+
+    @Override
+    public FlightInfo getFlightInfoStatement(CommandStatementQuery command, CallContext context, FlightDescriptor descriptor) {
+        return guarded(() -> {
+            Session session = session(context);
+            policy.check(session, command.getQuery());
+            return pending(session, session.execute(command.getQuery(), options(context)), descriptor);
+        });
+    }
+
+    @Override
+    public SchemaResult getSchemaStatement(CommandStatementQuery command, CallContext context, FlightDescriptor descriptor) {
+        throw CallStatus.UNIMPLEMENTED.withDescription("GetSchema of a statement: prepare it instead").toRuntimeException();
+    }
+
+    @Override
+    public void getStreamStatement(TicketStatementQuery ticket, CallContext context, ServerStreamListener listener) {
+        String handle = ticket.getStatementHandle().toStringUtf8();
+        try {
+            Session session = session(context);
+            ResultStream result = session.take(handle, ResultStream.class)
+                    .orElseThrow(() -> FlightErrors.notFound("no result waits under this ticket: it was fetched already or its session closed"));
+            try (result) {
+                long rows = ResultSender.send(result, listener);
+                LOG.debug("result sent user={} rows={}", session.username(), rows);
+            }
+        } catch (Throwable e) {
+            listener.error(FlightErrors.toFlight(e));
+        }
+    }
+
+    @Override
+    public Runnable acceptPutStatement(CommandStatementUpdate command, CallContext context, FlightStream stream, StreamListener<PutResult> ack) {
+        return () -> {
+            try {
+                Session session = session(context);
+                policy.check(session, command.getQuery());
+                Session.Outcome outcome = session.execute(command.getQuery(), options(context));
+                outcome.rows().ifPresent(ResultStream::close);
+                acknowledge(ack, outcome.updateCount().orElse(0));
+            } catch (Throwable e) {
+                ack.onError(FlightErrors.toFlight(e));
+            }
+        };
+    }
+
+    @Override
+    public Runnable acceptPutStatementBulkIngest(CommandStatementIngest command, CallContext context, FlightStream stream,
+            StreamListener<PutResult> ack) {
+        return () -> {
+            try {
+                Session session = session(context);
+                if (policy.mode() != AccessMode.COMPLETE) {
+                    throw new MallardException(ErrorCode.USER_ACCESS_DENIED, "this server is " + policy.mode()
+                            + ": it takes no ingestion; connect to a COMPLETE server to load data");
+                }
+                long rows = BulkIngest.run(session, command, stream, session.allocator());
+                LOG.debug("ingested user={} table={} rows={}", session.username(), command.getTable(), rows);
+                acknowledge(ack, rows);
+            } catch (Throwable e) {
+                ack.onError(FlightErrors.toFlight(e));
+            }
+        };
+    }
+
+    // ---- prepared statements ----
+
+    @Override
+    public void createPreparedStatement(ActionCreatePreparedStatementRequest request, CallContext context, StreamListener<Result> listener) {
+        try {
+            Session session = session(context);
+            String sql = request.getQuery();
+            policy.check(session, sql);
+            PreparedQuery prepared = prepare(session, sql);
+            String handle = UUID.randomUUID().toString();
+            session.keep(handle, prepared);
+            ActionCreatePreparedStatementResult result = ActionCreatePreparedStatementResult.newBuilder()
+                    .setPreparedStatementHandle(ByteString.copyFromUtf8(handle))
+                    .setDatasetSchema(ByteString.copyFrom(serialize(prepared.datasetSchema())))
+                    .setParameterSchema(ByteString.copyFrom(serialize(prepared.parameterSchema())))
+                    .build();
+            listener.onNext(new Result(Any.pack(result).toByteArray()));
+            listener.onCompleted();
+        } catch (Throwable e) {
+            listener.onError(FlightErrors.toFlight(e));
+        }
+    }
+
+    private static PreparedQuery prepare(Session session, String sql) {
+        PreparedStatement statement = session.sql(connection -> connection.prepareStatement(sql));
+        try {
+            List<String> names = new ArrayList<>();
+            List<String> types = new ArrayList<>();
+            List<String> parameterNames = new ArrayList<>();
+            List<String> parameterTypes = new ArrayList<>();
+            boolean returnsRows = session.sql(connection -> {
+                ResultSetMetaData metaData = statement.getMetaData();
+                boolean rows = metaData.unwrap(DuckDBResultSetMetaData.class).getReturnType() == StatementReturnType.QUERY_RESULT;
+                if (rows) {
+                    for (int i = 1; i <= metaData.getColumnCount(); i++) {
+                        names.add(metaData.getColumnLabel(i));
+                        types.add(metaData.getColumnTypeName(i));
+                    }
+                }
+                ParameterMetaData parameters = statement.getParameterMetaData();
+                for (int i = 1; i <= parameters.getParameterCount(); i++) {
+                    parameterNames.add("parameter_" + i);
+                    parameterTypes.add(parameters.getParameterTypeName(i));
+                }
+                return rows;
+            });
+            Schema dataset = returnsRows ? ArrowTypes.schemaOf(session, names, types) : new Schema(List.of());
+            Schema parameters = ArrowTypes.schemaOf(session, parameterNames, parameterTypes);
+            return new PreparedQuery(sql, statement, dataset, parameters);
+        } catch (RuntimeException e) {
+            session.sql(connection -> {
+                statement.close();
+                return null;
+            });
+            throw e;
+        }
+    }
+
+    @Override
+    public void closePreparedStatement(ActionClosePreparedStatementRequest request, CallContext context, StreamListener<Result> listener) {
+        try {
+            Session session = session(context);
+            session.take(request.getPreparedStatementHandle().toStringUtf8(), PreparedQuery.class).ifPresent(prepared -> session.sql(connection -> {
+                prepared.close();
+                return null;
+            }));
+            listener.onCompleted();
+        } catch (Throwable e) {
+            listener.onError(FlightErrors.toFlight(e));
+        }
+    }
+
+    @Override
+    public Runnable acceptPutPreparedStatementQuery(CommandPreparedStatementQuery command, CallContext context, FlightStream stream,
+            StreamListener<PutResult> ack) {
+        return () -> {
+            try {
+                PreparedQuery prepared = prepared(session(context), command.getPreparedStatementHandle());
+                prepared.bind(readParameters(stream));
+                ack.onCompleted();
+            } catch (Throwable e) {
+                ack.onError(FlightErrors.toFlight(e));
+            }
+        };
+    }
+
+    @Override
+    public FlightInfo getFlightInfoPreparedStatement(CommandPreparedStatementQuery command, CallContext context, FlightDescriptor descriptor) {
+        return guarded(() -> {
+            Session session = session(context);
+            PreparedQuery prepared = prepared(session, command.getPreparedStatementHandle());
+            List<List<Object>> rows = prepared.parameters();
+            session.sql(connection -> {
+                prepared.apply(rows.isEmpty() ? List.of() : rows.get(0));
+                return null;
+            });
+            return pending(session, session.execute(prepared.statement(), options(context)), descriptor);
+        });
+    }
+
+    @Override
+    public SchemaResult getSchemaPreparedStatement(CommandPreparedStatementQuery command, CallContext context, FlightDescriptor descriptor) {
+        return guarded(() -> new SchemaResult(prepared(session(context), command.getPreparedStatementHandle()).datasetSchema()));
+    }
+
+    @Override
+    public Runnable acceptPutPreparedStatementUpdate(CommandPreparedStatementUpdate command, CallContext context, FlightStream stream,
+            StreamListener<PutResult> ack) {
+        return () -> {
+            try {
+                Session session = session(context);
+                PreparedQuery prepared = prepared(session, command.getPreparedStatementHandle());
+                List<List<Object>> rows = readParameters(stream);
+                if (rows.isEmpty()) {
+                    rows = prepared.parameters().isEmpty() ? List.of(List.of()) : prepared.parameters();
+                }
+                long total = 0;
+                QueryOptions options = options(context);
+                for (List<Object> row : rows) {
+                    session.sql(connection -> {
+                        prepared.apply(row);
+                        return null;
+                    });
+                    Session.Outcome outcome = session.execute(prepared.statement(), options);
+                    outcome.rows().ifPresent(ResultStream::close);
+                    total += outcome.updateCount().orElse(0);
+                }
+                acknowledge(ack, total);
+            } catch (Throwable e) {
+                ack.onError(FlightErrors.toFlight(e));
+            }
+        };
+    }
+
+    // ---- catalog metadata ----
+
+    @Override
+    public FlightInfo getFlightInfoSqlInfo(CommandGetSqlInfo request, CallContext context, FlightDescriptor descriptor) {
+        return metadataInfo(request, Schemas.GET_SQL_INFO_SCHEMA, descriptor);
+    }
+
+    @Override
+    public void getStreamSqlInfo(CommandGetSqlInfo command, CallContext context, ServerStreamListener listener) {
+        sqlInfo.send(command.getInfoList(), listener);
+    }
+
+    @Override
+    public FlightInfo getFlightInfoCatalogs(CommandGetCatalogs request, CallContext context, FlightDescriptor descriptor) {
+        return metadataInfo(request, Schemas.GET_CATALOGS_SCHEMA, descriptor);
+    }
+
+    @Override
+    public void getStreamCatalogs(CallContext context, ServerStreamListener listener) {
+        metadata(listener, Schemas.GET_CATALOGS_SCHEMA, () -> CatalogQueries.catalogs(session(context)));
+    }
+
+    @Override
+    public FlightInfo getFlightInfoSchemas(CommandGetDbSchemas request, CallContext context, FlightDescriptor descriptor) {
+        return metadataInfo(request, Schemas.GET_SCHEMAS_SCHEMA, descriptor);
+    }
+
+    @Override
+    public void getStreamSchemas(CommandGetDbSchemas command, CallContext context, ServerStreamListener listener) {
+        metadata(listener, Schemas.GET_SCHEMAS_SCHEMA, () -> CatalogQueries.schemas(session(context), command));
+    }
+
+    @Override
+    public FlightInfo getFlightInfoTables(CommandGetTables request, CallContext context, FlightDescriptor descriptor) {
+        return metadataInfo(request, request.getIncludeSchema() ? Schemas.GET_TABLES_SCHEMA : Schemas.GET_TABLES_SCHEMA_NO_SCHEMA, descriptor);
+    }
+
+    @Override
+    public void getStreamTables(CommandGetTables command, CallContext context, ServerStreamListener listener) {
+        Schema schema = command.getIncludeSchema() ? Schemas.GET_TABLES_SCHEMA : Schemas.GET_TABLES_SCHEMA_NO_SCHEMA;
+        metadata(listener, schema, () -> CatalogQueries.tables(session(context), command));
+    }
+
+    @Override
+    public FlightInfo getFlightInfoTableTypes(CommandGetTableTypes request, CallContext context, FlightDescriptor descriptor) {
+        return metadataInfo(request, Schemas.GET_TABLE_TYPES_SCHEMA, descriptor);
+    }
+
+    @Override
+    public void getStreamTableTypes(CallContext context, ServerStreamListener listener) {
+        metadata(listener, Schemas.GET_TABLE_TYPES_SCHEMA, () -> CatalogQueries.TABLE_TYPES.stream().map(type -> List.<Object>of(type)).toList());
+    }
+
+    @Override
+    public FlightInfo getFlightInfoPrimaryKeys(CommandGetPrimaryKeys request, CallContext context, FlightDescriptor descriptor) {
+        return metadataInfo(request, Schemas.GET_PRIMARY_KEYS_SCHEMA, descriptor);
+    }
+
+    @Override
+    public void getStreamPrimaryKeys(CommandGetPrimaryKeys command, CallContext context, ServerStreamListener listener) {
+        metadata(listener, Schemas.GET_PRIMARY_KEYS_SCHEMA, () -> CatalogQueries.primaryKeys(session(context), command));
+    }
+
+    @Override
+    public FlightInfo getFlightInfoTypeInfo(CommandGetXdbcTypeInfo request, CallContext context, FlightDescriptor descriptor) {
+        return metadataInfo(request, Schemas.GET_TYPE_INFO_SCHEMA, descriptor);
+    }
+
+    @Override
+    public void getStreamTypeInfo(CommandGetXdbcTypeInfo request, CallContext context, ServerStreamListener listener) {
+        metadata(listener, Schemas.GET_TYPE_INFO_SCHEMA, () -> XdbcTypes.rows(request.hasDataType() ? request.getDataType() : null));
+    }
+
+    // ---- sessions ----
+
+    @Override
+    public void setSessionOptions(SetSessionOptionsRequest request, CallContext context, StreamListener<SetSessionOptionsResult> listener) {
+        try {
+            Session session = session(context);
+            if (policy.mode() != AccessMode.COMPLETE) {
+                // USE is not a query; on a READ_ONLY server the options are refused like any other setting.
+                java.util.Map<String, SetSessionOptionsResult.Error> refused = new java.util.HashMap<>();
+                request.getSessionOptions().keySet().forEach(name -> refused.put(name, new SetSessionOptionsResult.Error(SetSessionOptionsResult.ErrorValue.ERROR)));
+                listener.onNext(new SetSessionOptionsResult(refused));
+            } else {
+                listener.onNext(new SetSessionOptionsResult(SessionOptions.set(session, request.getSessionOptions())));
+            }
+            listener.onCompleted();
+        } catch (Throwable e) {
+            listener.onError(FlightErrors.toFlight(e));
+        }
+    }
+
+    @Override
+    public void getSessionOptions(GetSessionOptionsRequest request, CallContext context, StreamListener<GetSessionOptionsResult> listener) {
+        try {
+            listener.onNext(new GetSessionOptionsResult(SessionOptions.get(session(context))));
+            listener.onCompleted();
+        } catch (Throwable e) {
+            listener.onError(FlightErrors.toFlight(e));
+        }
+    }
+
+    @Override
+    public void closeSession(CloseSessionRequest request, CallContext context, StreamListener<CloseSessionResult> listener) {
+        sessions.close(context.peerIdentity());
+        listener.onNext(new CloseSessionResult(CloseSessionResult.Status.CLOSED));
+        listener.onCompleted();
+    }
+
+    // ---- helpers ----
+
+    private Session session(CallContext context) {
+        return sessions.find(context.peerIdentity()).orElseThrow(() -> new MallardException(ErrorCode.USER_AUTH_FAILED,
+                "this token's session is closed; log in again"));
+    }
+
+    /** {@code x-dd-fetch-size} and {@code x-dd-query-timeout} from the call's headers, within the server's limits. */
+    private QueryOptions options(CallContext context) {
+        CallHeadersMiddleware headers = context.getMiddleware(CallHeadersMiddleware.KEY);
+        if (headers == null) {
+            return QueryOptions.resolve(java.util.Optional.empty(), java.util.Optional.empty(), defaultFetchSize, maxTimeoutSeconds);
+        }
+        return QueryOptions.resolve(headers.get(QueryOptions.FETCH_SIZE), headers.get(QueryOptions.QUERY_TIMEOUT), defaultFetchSize, maxTimeoutSeconds);
+    }
+
+    private static PreparedQuery prepared(Session session, ByteString handle) {
+        return session.find(handle.toStringUtf8(), PreparedQuery.class)
+                .orElseThrow(() -> FlightErrors.notFound("no prepared statement under this handle in this session: it was closed"));
+    }
+
+    private static List<List<Object>> readParameters(FlightStream stream) {
+        List<List<Object>> rows = new ArrayList<>();
+        while (stream.next()) {
+            rows.addAll(ArrowValues.rows(stream.getRoot()));
+        }
+        return rows;
+    }
+
+    private FlightInfo pending(Session session, Session.Outcome outcome, FlightDescriptor descriptor) {
+        if (outcome.rows().isEmpty()) {
+            // A statement without rows ran already; its info announces an empty result.
+            return new FlightInfo(new Schema(List.of()), descriptor, List.of(), -1, -1);
+        }
+        ResultStream result = outcome.rows().get();
+        String handle = UUID.randomUUID().toString();
+        session.keep(handle, result);
+        TicketStatementQuery ticket = TicketStatementQuery.newBuilder().setStatementHandle(ByteString.copyFromUtf8(handle)).build();
+        Schema schema = DictionaryDecoding.needed(result.schema()) ? DictionaryDecoding.decoded(result.schema(), result.reader()) : result.schema();
+        return new FlightInfo(schema, descriptor, List.of(new FlightEndpoint(new Ticket(Any.pack(ticket).toByteArray()))), -1, -1);
+    }
+
+    private static FlightInfo metadataInfo(Message command, Schema schema, FlightDescriptor descriptor) {
+        return new FlightInfo(schema, descriptor, List.of(new FlightEndpoint(new Ticket(Any.pack(command).toByteArray()))), -1, -1);
+    }
+
+    private void metadata(ServerStreamListener listener, Schema schema, java.util.function.Supplier<List<List<Object>>> rows) {
+        try {
+            MetadataRows.send(schema, rows.get(), allocator, listener);
+        } catch (Throwable e) {
+            listener.error(FlightErrors.toFlight(e));
+        }
+    }
+
+    private void acknowledge(StreamListener<PutResult> ack, long count) {
+        byte[] bytes = DoPutUpdateResult.newBuilder().setRecordCount(count).build().toByteArray();
+        try (ArrowBuf buffer = allocator.buffer(bytes.length)) {
+            buffer.writeBytes(bytes);
+            ack.onNext(PutResult.metadata(buffer));
+        }
+        ack.onCompleted();
+    }
+
+    static byte[] serialize(Schema schema) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try {
+            MessageSerializer.serialize(new WriteChannel(Channels.newChannel(out)), schema);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        return out.toByteArray();
+    }
+
+    private static <T> T guarded(java.util.concurrent.Callable<T> work) {
+        try {
+            return work.call();
+        } catch (Throwable e) {
+            throw FlightErrors.toFlight(e);
+        }
+    }
+}

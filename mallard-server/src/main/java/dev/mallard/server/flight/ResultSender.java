@@ -1,0 +1,75 @@
+package dev.mallard.server.flight;
+
+import dev.mallard.server.session.ResultStream;
+import java.io.IOException;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import org.apache.arrow.flight.FlightProducer.ServerStreamListener;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.VectorSchemaRoot;
+
+/**
+ * Sends a result to a DoGet listener one batch at a time: the next batch is read from DuckDB only once the client's
+ * transport is ready for it, so a slow client holds back DuckDB instead of filling the server's memory.
+ */
+final class ResultSender {
+    private ResultSender() {}
+
+    static long send(ResultStream result, ServerStreamListener listener) throws IOException {
+        Semaphore ready = new Semaphore(0);
+        listener.setOnReadyHandler(ready::release);
+        listener.setOnCancelHandler(ready::release);
+        VectorSchemaRoot root = result.root();
+        // The batch's buffers go to gRPC without a copy; the next loadNextBatch imports new buffers rather than
+        // overwriting these, and the message keeps its references until it is written.
+        listener.setUseZeroCopy(true);
+        if (!DictionaryDecoding.needed(root.getSchema())) {
+            listener.start(root);
+            return stream(result, listener, ready, () -> root.getRowCount());
+        }
+        BufferAllocator allocator = root.getFieldVectors().get(0).getAllocator();
+        try (VectorSchemaRoot decoded = DictionaryDecoding.target(root, result.reader(), allocator)) {
+            listener.start(decoded);
+            return stream(result, listener, ready, () -> {
+                DictionaryDecoding.fill(root, result.reader(), decoded);
+                return decoded.getRowCount();
+            });
+        }
+    }
+
+    /** Loads each batch when the client is ready, prepares it ({@code batch} answers its row count) and sends it. */
+    private static long stream(ResultStream result, ServerStreamListener listener, Semaphore ready, java.util.function.IntSupplier batch)
+            throws IOException {
+        long rows = 0;
+        while (!listener.isCancelled()) {
+            if (!awaitReady(listener, ready)) {
+                break;
+            }
+            if (!result.loadNextBatch()) {
+                break;
+            }
+            rows += batch.getAsInt();
+            listener.putNext();
+        }
+        if (!listener.isCancelled()) {
+            listener.completed();
+        }
+        return rows;
+    }
+
+    private static boolean awaitReady(ServerStreamListener listener, Semaphore ready) {
+        while (!listener.isReady()) {
+            if (listener.isCancelled()) {
+                return false;
+            }
+            try {
+                // The ready handler wakes us; the timeout only guards against a missed signal.
+                ready.tryAcquire(50, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        }
+        return true;
+    }
+}

@@ -1,0 +1,350 @@
+package dev.mallard.server.http;
+
+import static java.util.Objects.requireNonNull;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.mallard.core.arrow.JsonLinesWriter;
+import dev.mallard.core.error.ErrorCode;
+import dev.mallard.core.error.MallardException;
+import dev.mallard.core.error.Redactor;
+import dev.mallard.core.http.HttpEndpoints;
+import dev.mallard.server.auth.AccessToken;
+import dev.mallard.server.auth.TokenService;
+import dev.mallard.server.auth.UserDirectory;
+import dev.mallard.server.session.QueryOptions;
+import dev.mallard.server.session.ResultStream;
+import dev.mallard.server.session.Session;
+import dev.mallard.server.session.SessionRegistry;
+import dev.mallard.server.sql.AccessPolicy;
+import io.helidon.http.HeaderNames;
+import io.helidon.http.Status;
+import io.helidon.webserver.http.HttpRouting;
+import io.helidon.webserver.http.ServerRequest;
+import io.helidon.webserver.http.ServerResponse;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
+import java.util.List;
+import java.util.zip.GZIPOutputStream;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.compression.CommonsCompressionFactory;
+import org.apache.arrow.vector.compression.CompressionUtil;
+import org.apache.arrow.vector.compression.NoCompressionCodec;
+import org.apache.arrow.vector.ipc.ArrowStreamWriter;
+import org.apache.arrow.vector.ipc.message.IpcOption;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The HTTP API: {@code /health}, {@code /v1/login}, {@code /v1/query}. It shares the Flight listener's users,
+ * tokens and sessions: a bearer token selects the same DuckDB session on either listener.
+ */
+public final class HttpApi implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(HttpApi.class);
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String JSON_TYPE = "application/json";
+    static final String ARROW_COMPRESSION = "x-dd-arrow-compression";
+
+    private final UserDirectory users;
+    private final TokenService tokens;
+    private final SessionRegistry sessions;
+    private final AccessPolicy policy;
+    private final int defaultFetchSize;
+    private final int maxTimeoutSeconds;
+    private final long maxBodyBytes;
+    private HttpEndpoints endpoints;
+
+    private HttpApi(UserDirectory users, TokenService tokens, SessionRegistry sessions, AccessPolicy policy, int defaultFetchSize,
+            int maxTimeoutSeconds, long maxBodyBytes) {
+        this.maxBodyBytes = maxBodyBytes;
+        this.defaultFetchSize = defaultFetchSize;
+        this.maxTimeoutSeconds = maxTimeoutSeconds;
+        this.users = requireNonNull(users, "users is null");
+        this.tokens = requireNonNull(tokens, "tokens is null");
+        this.sessions = requireNonNull(sessions, "sessions is null");
+        this.policy = requireNonNull(policy, "policy is null");
+    }
+
+    public static HttpApi start(String host, int port, UserDirectory users, TokenService tokens, SessionRegistry sessions, AccessPolicy policy,
+            int defaultFetchSize, int maxTimeoutSeconds, long maxBodyBytes, Optional<javax.net.ssl.SSLContext> tls) {
+        HttpApi api = new HttpApi(users, tokens, sessions, policy, defaultFetchSize, maxTimeoutSeconds, maxBodyBytes);
+        api.endpoints = HttpEndpoints.start(host, port, tls, api::routes);
+        return api;
+    }
+
+    private void routes(HttpRouting.Builder routes) {
+        routes.get("/health", this::health)
+                .post("/v1/login", this::login)
+                .get("/v1/query", this::query)
+                .post("/v1/query", this::query)
+                .get("/v1/cancel", this::cancel)
+                .post("/v1/cancel", this::cancel);
+    }
+
+    public int port() {
+        return endpoints.port();
+    }
+
+    private void health(ServerRequest request, ServerResponse response) {
+        response.header(HeaderNames.CONTENT_TYPE, JSON_TYPE).send("{\"status\":\"UP\"}");
+    }
+
+    private void login(ServerRequest request, ServerResponse response) {
+        try {
+            String username;
+            String password;
+            Map<String, Object> claims = new LinkedHashMap<>();
+            Optional<String[]> basic = basicCredentials(request);
+            if (basic.isPresent()) {
+                username = basic.get()[0];
+                password = basic.get()[1];
+            } else {
+                JsonNode body = readJson(body(request));
+                username = body.path("username").asText(null);
+                password = body.path("password").asText(null);
+                JsonNode given = body.path("claims");
+                if (given.isObject()) {
+                    claims.putAll(JSON.convertValue(given, Map.class));
+                } else if (!given.isMissingNode() && !given.isNull()) {
+                    throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "claims must be a JSON object");
+                }
+            }
+            if (username == null || password == null) {
+                throw new MallardException(ErrorCode.USER_AUTH_FAILED, "give username and password in the JSON body, or Basic credentials");
+            }
+            users.authenticate(username, password);
+            ObjectNode answer = JSON.createObjectNode();
+            answer.put("accessToken", tokens.issue(username, claims));
+            answer.put("username", username);
+            answer.put("tokenType", "Bearer");
+            response.header(HeaderNames.CONTENT_TYPE, JSON_TYPE).send(answer.toString());
+        } catch (RuntimeException e) {
+            fail(response, e);
+        }
+    }
+
+    /** Interrupts the statement the caller's session (its bearer token's) is running. */
+    private void cancel(ServerRequest request, ServerResponse response) {
+        try {
+            AccessToken token = bearer(request);
+            boolean cancelled = sessions.find(token.sessionId()).map(Session::cancelRunning).orElse(false);
+            response.header(HeaderNames.CONTENT_TYPE, JSON_TYPE).send("{\"cancelled\":" + cancelled + "}");
+        } catch (RuntimeException e) {
+            fail(response, e);
+        }
+    }
+
+    private void query(ServerRequest request, ServerResponse response) throws IOException {
+        Session session = null;
+        boolean ephemeral = false;
+        try {
+            Optional<ResultFormat> format = ResultFormat.negotiate(request.headers().first(HeaderNames.ACCEPT));
+            if (format.isEmpty()) {
+                response.status(Status.NOT_ACCEPTABLE_406).header(HeaderNames.CONTENT_TYPE, JSON_TYPE).send(HttpErrors.body(
+                        ErrorCode.USER_ARGUMENT_INVALID.code(), "Accept one of application/vnd.apache.arrow.stream,"
+                                + " text/tab-separated-values, application/jsonl, application/x-ndjson"));
+                return;
+            }
+            Optional<String[]> basic = basicCredentials(request);
+            if (basic.isPresent()) {
+                users.authenticate(basic.get()[0], basic.get()[1]);
+                session = sessions.open(tokens.verify(tokens.issue(basic.get()[0], Map.of())));
+                ephemeral = true;
+            } else {
+                session = sessions.open(bearer(request));
+            }
+            String sql = sql(request);
+            policy.check(session, sql);
+            CompressionUtil.CodecType arrowCompression = arrowCompression(option(request, ARROW_COMPRESSION));
+            QueryOptions options = QueryOptions.resolve(option(request, QueryOptions.FETCH_SIZE), option(request, QueryOptions.QUERY_TIMEOUT),
+                    defaultFetchSize, maxTimeoutSeconds);
+            Session.Outcome outcome = session.execute(sql, options);
+            if (outcome.rows().isEmpty()) {
+                response.header(HeaderNames.CONTENT_TYPE, JSON_TYPE).send("{\"updateCount\":" + outcome.updateCount().orElse(0) + "}");
+                return;
+            }
+            try (ResultStream rows = outcome.rows().get()) {
+                response.header(HeaderNames.CONTENT_TYPE, format.get().contentType());
+                boolean gzip = acceptsGzip(request);
+                if (gzip) {
+                    response.header(HeaderNames.CONTENT_ENCODING, "gzip");
+                }
+                response.header(HeaderNames.VARY, "Accept, Accept-Encoding");
+                // ArrowStreamWriter writes each buffer separately; gather them into large chunks for the socket.
+                OutputStream raw = response.outputStream();
+                try (OutputStream out = new java.io.BufferedOutputStream(gzip ? new GZIPOutputStream(raw, 1 << 16) : raw, 1 << 18)) {
+                    write(format.get(), rows, out, arrowCompression);
+                }
+            }
+        } catch (RuntimeException e) {
+            if (response.isSent()) {
+                // The status went out with the first bytes; cutting the stream short is all that is left.
+                LOG.warn("query failed while streaming error={}", Redactor.redact(String.valueOf(e.getMessage())));
+                throw e;
+            }
+            fail(response, e);
+        } finally {
+            if (ephemeral) {
+                sessions.discard(session.id());
+            }
+        }
+    }
+
+    /** {@code zstd} (the default) or {@code none}: how Arrow record batch bodies are compressed. */
+    private static CompressionUtil.CodecType arrowCompression(Optional<String> asked) {
+        String value = asked.orElse("zstd").trim().toLowerCase(java.util.Locale.ROOT);
+        return switch (value) {
+            case "zstd" -> CompressionUtil.CodecType.ZSTD;
+            case "none" -> CompressionUtil.CodecType.NO_COMPRESSION;
+            default -> throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, ARROW_COMPRESSION + " takes zstd or none, not '" + value + "'");
+        };
+    }
+
+    private static void write(ResultFormat format, ResultStream rows, OutputStream out, CompressionUtil.CodecType compression) throws IOException {
+        VectorSchemaRoot root = rows.root();
+        switch (format) {
+            case ARROW -> {
+                try (ArrowStreamWriter writer = new ArrowStreamWriter(root, rows.reader(), java.nio.channels.Channels.newChannel(out),
+                        IpcOption.DEFAULT, compression == CompressionUtil.CodecType.NO_COMPRESSION
+                                ? NoCompressionCodec.Factory.INSTANCE : CommonsCompressionFactory.INSTANCE, compression)) {
+                    writer.start();
+                    while (rows.loadNextBatch()) {
+                        writer.writeBatch();
+                    }
+                    writer.end();
+                }
+            }
+            case JSONL -> {
+                JsonLinesWriter writer = new JsonLinesWriter(out);
+                while (rows.loadNextBatch()) {
+                    writer.write(root, rows.reader());
+                }
+                writer.flush();
+            }
+            case TSV -> {
+                TsvWriter writer = new TsvWriter(out);
+                writer.writeHeader(root.getSchema().getFields());
+                while (rows.loadNextBatch()) {
+                    writer.write(root, rows.reader());
+                }
+                writer.flush();
+            }
+        }
+    }
+
+    /** An {@code x-dd-*} option: the header, or else the query parameter of the same name. */
+    private static Optional<String> option(ServerRequest request, String name) {
+        Optional<String> header = request.headers().first(io.helidon.http.HeaderNames.create(name));
+        return header.isPresent() ? header : request.query().first(name).asOptional();
+    }
+
+    /** True when Accept-Encoding lists gzip without {@code q=0}. */
+    static boolean acceptsGzip(ServerRequest request) {
+        for (String value : request.headers().all(HeaderNames.ACCEPT_ENCODING, List::of)) {
+            for (String coding : value.split(",")) {
+                String[] parts = coding.trim().split(";");
+                if (parts[0].trim().equalsIgnoreCase("gzip")) {
+                    return parts.length < 2 || !parts[1].trim().replace(" ", "").matches("q=0(\\.0*)?");
+                }
+            }
+        }
+        return false;
+    }
+
+    /** The request body as UTF-8 text, read no further than {@code http.max_body_bytes}. */
+    private String body(ServerRequest request) {
+        if (!request.content().hasEntity()) {
+            return "";
+        }
+        try (java.io.InputStream in = request.content().inputStream()) {
+            byte[] bytes = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, maxBodyBytes + 1));
+            if (bytes.length > maxBodyBytes) {
+                throw new MallardException(ErrorCode.USER_REQUEST_TOO_LARGE, "the request body is larger than " + maxBodyBytes
+                        + " bytes, the server's http.max_body_bytes; send a shorter query or raise the limit");
+            }
+            return new String(bytes, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "the request body could not be read: " + e.getMessage(), e);
+        }
+    }
+
+    private String sql(ServerRequest request) {
+        Optional<String> q = request.query().first("q").asOptional();
+        if (q.isPresent() && !q.get().isBlank()) {
+            return q.get();
+        }
+        String body = body(request);
+        if (body.isBlank()) {
+            throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "no query: give it as the q parameter or as the request body");
+        }
+        return body;
+    }
+
+    private AccessToken bearer(ServerRequest request) {
+        Optional<String> header = request.headers().first(HeaderNames.AUTHORIZATION);
+        if (header.isEmpty() || !header.get().regionMatches(true, 0, "Bearer ", 0, 7)) {
+            throw new MallardException(ErrorCode.USER_AUTH_FAILED,
+                    "no access token; get one from POST /v1/login and send it as Authorization: Bearer <token>");
+        }
+        return tokens.verify(header.get().substring(7).trim());
+    }
+
+    private static Optional<String[]> basicCredentials(ServerRequest request) {
+        Optional<String> header = request.headers().first(HeaderNames.AUTHORIZATION);
+        if (header.isEmpty() || !header.get().regionMatches(true, 0, "Basic ", 0, 6)) {
+            return Optional.empty();
+        }
+        String decoded;
+        try {
+            decoded = new String(Base64.getDecoder().decode(header.get().substring(6).trim()), StandardCharsets.UTF_8);
+        } catch (IllegalArgumentException e) {
+            throw new MallardException(ErrorCode.USER_AUTH_FAILED, "the Basic credentials are not base64");
+        }
+        int colon = decoded.indexOf(':');
+        if (colon < 0) {
+            throw new MallardException(ErrorCode.USER_AUTH_FAILED, "the Basic credentials are not user:password");
+        }
+        return Optional.of(new String[] {decoded.substring(0, colon), decoded.substring(colon + 1)});
+    }
+
+    private static JsonNode readJson(String text) {
+        try {
+            JsonNode node = JSON.readTree(text);
+            if (node == null || !node.isObject()) {
+                throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "the body must be a JSON object");
+            }
+            return node;
+        } catch (JsonProcessingException e) {
+            throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "the body is not JSON: " + e.getOriginalMessage());
+        }
+    }
+
+    private static void fail(ServerResponse response, RuntimeException e) {
+        String code;
+        String message;
+        Status status;
+        if (e instanceof MallardException mallard) {
+            code = mallard.errorCode().code();
+            message = mallard.getMessage();
+            status = HttpErrors.status(mallard.errorCode());
+        } else {
+            LOG.error("request failed", e);
+            code = ErrorCode.SYSTEM_INTERNAL.code();
+            message = Redactor.redact(String.valueOf(e));
+            status = Status.INTERNAL_SERVER_ERROR_500;
+        }
+        response.status(status).header(HeaderNames.CONTENT_TYPE, JSON_TYPE).send(HttpErrors.body(code, message));
+    }
+
+    @Override
+    public void close() {
+        endpoints.close();
+    }
+}

@@ -1,0 +1,33 @@
+package dev.mallard.server.http;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.mallard.core.error.ErrorCode;
+import io.helidon.http.Status;
+
+/** The HTTP status and the {@code {"error":{"code","message"}}} body of a failure. */
+final class HttpErrors {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private HttpErrors() {}
+
+    static Status status(ErrorCode code) {
+        return switch (code) {
+            case USER_AUTH_FAILED -> Status.UNAUTHORIZED_401;
+            case USER_ACCESS_DENIED -> Status.FORBIDDEN_403;
+            case USER_SESSIONS_EXHAUSTED -> Status.TOO_MANY_REQUESTS_429;
+            case USER_SQL_TIMEOUT -> Status.GATEWAY_TIMEOUT_504;
+            case USER_SQL_CANCELLED -> Status.CONFLICT_409;
+            case USER_REQUEST_TOO_LARGE -> Status.REQUEST_ENTITY_TOO_LARGE_413;
+            default -> code.errorClass().equals("user") ? Status.BAD_REQUEST_400 : Status.INTERNAL_SERVER_ERROR_500;
+        };
+    }
+
+    static String body(String code, String message) {
+        ObjectNode root = JSON.createObjectNode();
+        ObjectNode error = root.putObject("error");
+        error.put("code", code);
+        error.put("message", message);
+        return root.toString();
+    }
+}

@@ -1,0 +1,52 @@
+package dev.mallard.server.session;
+
+import dev.mallard.core.error.ErrorCode;
+import dev.mallard.core.error.MallardException;
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * How one statement runs: rows per Arrow batch, and how long it may run before DuckDB is interrupted.
+ *
+ * @param timeout empty for no limit
+ */
+public record QueryOptions(int fetchSize, Optional<Duration> timeout) {
+    /** Header (or query parameter) that sets rows per batch. */
+    public static final String FETCH_SIZE = "x-dd-fetch-size";
+    /** Header (or query parameter) that sets a statement's timeout in seconds. */
+    public static final String QUERY_TIMEOUT = "x-dd-query-timeout";
+    static final int MAX_FETCH_SIZE = 1_000_000;
+
+    public QueryOptions {
+        if (fetchSize <= 0) {
+            throw new IllegalArgumentException("fetchSize must be positive");
+        }
+    }
+
+    /**
+     * The options a client asks for, within the server's: a fetch size from 1 to 1,000,000 rows, and a timeout in
+     * whole seconds no longer than the server's maximum ({@code maxTimeoutSeconds}, 0 for none).
+     *
+     * @throws MallardException {@code user.cli.argument_invalid} for a value that is not a positive whole number
+     */
+    public static QueryOptions resolve(Optional<String> fetchSize, Optional<String> timeoutSeconds, int defaultFetchSize, int maxTimeoutSeconds) {
+        int rows = fetchSize.map(value -> positive(FETCH_SIZE, value, MAX_FETCH_SIZE)).orElse(defaultFetchSize);
+        Optional<Integer> asked = timeoutSeconds.map(value -> positive(QUERY_TIMEOUT, value, Integer.MAX_VALUE));
+        Optional<Integer> seconds = maxTimeoutSeconds > 0
+                ? Optional.of(asked.map(value -> Math.min(value, maxTimeoutSeconds)).orElse(maxTimeoutSeconds))
+                : asked;
+        return new QueryOptions(rows, seconds.map(Duration::ofSeconds));
+    }
+
+    private static int positive(String name, String value, int max) {
+        try {
+            int parsed = Integer.parseInt(value.trim());
+            if (parsed > 0 && parsed <= max) {
+                return parsed;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, name + " must be a whole number from 1 to " + max + ", not '" + value + "'");
+    }
+}

@@ -1,0 +1,256 @@
+package dev.mallard.server.session;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.mallard.core.arrow.ArrowExport;
+import dev.mallard.core.error.ErrorCode;
+import dev.mallard.core.error.MallardException;
+import java.io.IOException;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantLock;
+import org.apache.arrow.memory.BufferAllocator;
+import org.duckdb.DuckDBConnection;
+
+/**
+ * One client's DuckDB connection ({@code duplicate()} of the server's), so SET, USE and transactions stay in it.
+ * Calls may come from several threads (Flight and HTTP requests with the same token); each use of the connection
+ * holds the session's lock. Prepared statements and results not yet fetched live here until closed or fetched.
+ */
+public final class Session implements AutoCloseable {
+    private final String id;
+    private final String username;
+    private final Instant tokenExpiresAt;
+    private final DuckDBConnection connection;
+    private final BufferAllocator allocator;
+    private final ScheduledExecutorService timer;
+    private final Clock clock;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Map<String, Object> handles = new ConcurrentHashMap<>();
+    private volatile Instant lastUsed;
+    private volatile Statement running;
+    private volatile boolean cancelRequested;
+    private volatile boolean closed;
+
+    Session(String id, String username, Instant tokenExpiresAt, DuckDBConnection connection, BufferAllocator allocator,
+            ScheduledExecutorService timer, Clock clock) {
+        this.id = requireNonNull(id, "id is null");
+        this.username = requireNonNull(username, "username is null");
+        this.tokenExpiresAt = requireNonNull(tokenExpiresAt, "tokenExpiresAt is null");
+        this.connection = requireNonNull(connection, "connection is null");
+        this.allocator = requireNonNull(allocator, "allocator is null");
+        this.timer = requireNonNull(timer, "timer is null");
+        this.clock = requireNonNull(clock, "clock is null");
+        this.lastUsed = clock.instant();
+    }
+
+    public String id() {
+        return id;
+    }
+
+    public String username() {
+        return username;
+    }
+
+    public Instant tokenExpiresAt() {
+        return tokenExpiresAt;
+    }
+
+    public BufferAllocator allocator() {
+        return allocator;
+    }
+
+    public Instant lastUsed() {
+        return lastUsed;
+    }
+
+    /** Runs work on the connection under the session's lock. SQL errors become {@code user.sql.invalid}. */
+    public <T> T sql(SqlWork<T> work) {
+        return withLock(() -> {
+            try {
+                return work.run(connection);
+            } catch (SQLException e) {
+                throw new MallardException(ErrorCode.USER_SQL_INVALID, e.getMessage() == null ? e.toString() : e.getMessage(), e);
+            }
+        });
+    }
+
+    /**
+     * Runs one SQL text (several statements run in order; the last decides the outcome): its rows as a stream, or
+     * the number of rows it changed.
+     */
+    public Outcome execute(String sql, QueryOptions options) {
+        return sql(connection -> {
+            Statement statement = connection.createStatement();
+            try {
+                if (timed(statement, options, () -> statement.execute(sql))) {
+                    return new Outcome(Optional.of(stream(statement, statement.getResultSet(), true, options)), OptionalLong.empty());
+                }
+                long count = Math.max(0, statement.getLargeUpdateCount());
+                statement.close();
+                return new Outcome(Optional.empty(), OptionalLong.of(count));
+            } catch (SQLException | RuntimeException e) {
+                statement.close();
+                throw e;
+            }
+        });
+    }
+
+    /** Runs a prepared statement whose parameters are set; it stays open after the stream closes. */
+    public Outcome execute(PreparedStatement statement, QueryOptions options) {
+        return sql(connection -> {
+            if (timed(statement, options, statement::execute)) {
+                return new Outcome(Optional.of(stream(statement, statement.getResultSet(), false, options)), OptionalLong.empty());
+            }
+            return new Outcome(Optional.empty(), OptionalLong.of(Math.max(0, statement.getLargeUpdateCount())));
+        });
+    }
+
+    /** A statement that returns rows; DuckDB computes (materialises) its result while executing. */
+    @FunctionalInterface
+    private interface Execution {
+        boolean run() throws SQLException;
+    }
+
+    private boolean timed(Statement statement, QueryOptions options, Execution execution) throws SQLException {
+        AtomicBoolean fired = new AtomicBoolean();
+        Optional<ScheduledFuture<?>> alarm = options.timeout().map(limit -> timer.schedule(() -> {
+            fired.set(true);
+            interrupt(statement);
+        }, limit.toMillis(), TimeUnit.MILLISECONDS));
+        cancelRequested = false;
+        running = statement;
+        try {
+            return execution.run();
+        } catch (SQLException e) {
+            if (fired.get()) {
+                throw new MallardException(ErrorCode.USER_SQL_TIMEOUT, "the statement ran longer than its timeout of "
+                        + options.timeout().get().toSeconds() + " s and was interrupted; narrow it, or raise " + QueryOptions.QUERY_TIMEOUT
+                        + " within the server's query_timeout_seconds", e);
+            }
+            if (cancelRequested) {
+                throw new MallardException(ErrorCode.USER_SQL_CANCELLED, "the statement was cancelled on request while it ran", e);
+            }
+            throw e;
+        } finally {
+            running = null;
+            alarm.ifPresent(future -> future.cancel(false));
+        }
+    }
+
+    /**
+     * Interrupts the statement this session is running, if any, without waiting for the session's lock (the
+     * running statement holds it).
+     *
+     * @return whether a statement was running
+     */
+    public boolean cancelRunning() {
+        Statement statement = running;
+        if (statement == null) {
+            return false;
+        }
+        cancelRequested = true;
+        interrupt(statement);
+        return true;
+    }
+
+    private static void interrupt(Statement statement) {
+        try {
+            statement.cancel();
+        } catch (SQLException e) {
+            // The statement finished or closed meanwhile: nothing left to interrupt.
+        }
+    }
+
+    private ResultStream stream(Statement statement, java.sql.ResultSet rs, boolean ownsStatement, QueryOptions options) {
+        return new ResultStream(this, statement, rs, ArrowExport.export(rs, allocator, options.fetchSize()), ownsStatement);
+    }
+
+    /** The outcome of a statement: rows, or a count of changed rows. */
+    public record Outcome(Optional<ResultStream> rows, OptionalLong updateCount) {}
+
+    /** Keeps an object (a prepared statement, a result not yet fetched) under a handle until taken or closed. */
+    public void keep(String handle, AutoCloseable value) {
+        handles.put(requireNonNull(handle, "handle is null"), requireNonNull(value, "value is null"));
+        touch();
+    }
+
+    public <T> Optional<T> find(String handle, Class<T> type) {
+        touch();
+        return Optional.ofNullable(handles.get(handle)).filter(type::isInstance).map(type::cast);
+    }
+
+    public <T> Optional<T> take(String handle, Class<T> type) {
+        Optional<T> found = find(handle, type);
+        found.ifPresent(value -> handles.remove(handle));
+        return found;
+    }
+
+    public void touch() {
+        lastUsed = clock.instant();
+    }
+
+    public boolean isClosed() {
+        return closed;
+    }
+
+    <T> T withLock(Callable<T> work) {
+        return withLock(work, true);
+    }
+
+    /** With {@code requireOpen} false the work runs on a closed session too: for releasing what it held. */
+    <T> T withLock(Callable<T> work, boolean requireOpen) {
+        lock.lock();
+        try {
+            if (closed && requireOpen) {
+                throw new MallardException(ErrorCode.USER_AUTH_FAILED, "the session was closed (idle too long or closed by the client); log in again");
+            }
+            touch();
+            return work.call();
+        } catch (IOException e) {
+            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "reading a DuckDB result failed: " + e.getMessage(), e);
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new MallardException(ErrorCode.SYSTEM_INTERNAL, e.toString(), e);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void close() {
+        lock.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            for (Object value : handles.values()) {
+                try {
+                    ((AutoCloseable) value).close();
+                } catch (Exception e) {
+                    // Closing the connection below frees what DuckDB holds for it.
+                }
+            }
+            handles.clear();
+            connection.close();
+        } catch (SQLException e) {
+            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "closing a DuckDB session failed: " + e.getMessage(), e);
+        } finally {
+            lock.unlock();
+        }
+    }
+}

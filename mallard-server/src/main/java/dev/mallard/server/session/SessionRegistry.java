@@ -1,0 +1,163 @@
+package dev.mallard.server.session;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.mallard.core.engine.Engine;
+import dev.mallard.core.error.ErrorCode;
+import dev.mallard.core.error.MallardException;
+import dev.mallard.server.auth.AccessToken;
+import dev.mallard.server.config.ServerConfig;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import org.duckdb.DuckDBConnection;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The open sessions, one per access token id: a client that logs in gets a token, and every call carrying that
+ * token runs on the same DuckDB connection. A session idle longer than the idle timeout is closed.
+ */
+public final class SessionRegistry implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(SessionRegistry.class);
+
+    static final String STANDARD_ARROW_TYPES = "SET arrow_lossless_conversion = false";
+
+    private final Engine engine;
+    private final ScheduledExecutorService timer;
+    private final Duration idleTimeout;
+    private final ServerConfig.SessionLimits limits;
+    private final Clock clock;
+    private final Map<String, Session> sessions = new ConcurrentHashMap<>();
+    private final Map<String, Instant> closedIds = new ConcurrentHashMap<>();
+    private final Thread reaper;
+
+    public SessionRegistry(Engine engine, ServerConfig.SessionLimits limits, Clock clock) {
+        this.engine = requireNonNull(engine, "engine is null");
+        this.timer = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("query-timeouts").daemon().factory());
+        this.limits = requireNonNull(limits, "limits is null");
+        this.idleTimeout = Duration.ofMinutes(limits.idleMinutes());
+        this.clock = requireNonNull(clock, "clock is null");
+        this.reaper = Thread.ofVirtual().name("session-reaper").start(this::reapIdle);
+    }
+
+    /** The token's session, opened on its first call. */
+    public Session open(AccessToken token) {
+        if (closedIds.containsKey(token.sessionId())) {
+            throw new MallardException(ErrorCode.USER_AUTH_FAILED,
+                    "this token's session was closed (idle longer than " + idleTimeout.toMinutes() + " min, or closed by the client); log in again");
+        }
+        Session open = sessions.get(token.sessionId());
+        return open != null ? open : create(token);
+    }
+
+    private synchronized Session create(AccessToken token) {
+        Session open = sessions.get(token.sessionId());
+        if (open != null) {
+            return open;
+        }
+        if (sessions.size() >= limits.maxSessions()) {
+            throw new MallardException(ErrorCode.USER_SESSIONS_EXHAUSTED, "the server holds " + sessions.size()
+                    + " sessions, its max_sessions; close connections you no longer use or wait for idle ones to close");
+        }
+        long mine = sessions.values().stream().filter(session -> session.username().equals(token.username())).count();
+        if (mine >= limits.maxSessionsPerUser()) {
+            throw new MallardException(ErrorCode.USER_SESSIONS_EXHAUSTED, "user " + token.username() + " holds " + mine
+                    + " sessions, the server's max_sessions_per_user; close connections you no longer use or wait for idle ones to close");
+        }
+        DuckDBConnection connection = engine.newSession();
+        try (Statement statement = connection.createStatement()) {
+            // Clients (the JDBC driver above all) read DuckDB's standard Arrow types: HUGEINT as DECIMAL(38,0), UUID
+            // and JSON as text. The engine's lossless export (extension types, 128-bit integers) is for Mallard's own
+            // JSON lines writer, not for them.
+            statement.execute(STANDARD_ARROW_TYPES);
+        } catch (SQLException e) {
+            closeQuietly(connection);
+            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot prepare a DuckDB session: " + e.getMessage(), e);
+        }
+        Session session = new Session(token.sessionId(), token.username(), token.expiresAt(), connection, engine.allocator(), timer, clock);
+        sessions.put(token.sessionId(), session);
+        LOG.debug("session opened user={} open_sessions={}", token.username(), sessions.size());
+        return session;
+    }
+
+    private static void closeQuietly(DuckDBConnection connection) {
+        try {
+            connection.close();
+        } catch (SQLException e) {
+            // Already failing; the first error is the one reported.
+        }
+    }
+
+    public Optional<Session> find(String sessionId) {
+        return Optional.ofNullable(sessions.get(sessionId));
+    }
+
+    /** Closes a session; its token can no longer be used. */
+    public void close(String sessionId) {
+        close(sessionId, true);
+    }
+
+    /** Closes a session whose token nobody holds (a request authenticated with Basic credentials). */
+    public void discard(String sessionId) {
+        close(sessionId, false);
+    }
+
+    private void close(String sessionId, boolean refuseToken) {
+        Session session = sessions.remove(sessionId);
+        if (session != null) {
+            if (refuseToken) {
+                // Remembered until the token expires; after that the token is refused anyway.
+                closedIds.put(sessionId, session.tokenExpiresAt());
+            }
+            session.close();
+            LOG.debug("session closed user={} open_sessions={}", session.username(), sessions.size());
+        }
+    }
+
+    public int size() {
+        return sessions.size();
+    }
+
+    private void reapIdle() {
+        Duration period = idleTimeout.dividedBy(4).compareTo(Duration.ofSeconds(1)) < 0 ? Duration.ofSeconds(1) : idleTimeout.dividedBy(4);
+        while (!Thread.currentThread().isInterrupted()) {
+            try {
+                Thread.sleep(period);
+            } catch (InterruptedException e) {
+                return;
+            }
+            closeIdle();
+        }
+    }
+
+    /** Closes every session idle longer than the idle timeout, and forgets closed ids whose tokens expired. */
+    void closeIdle() {
+        Instant cutoff = clock.instant().minus(idleTimeout);
+        for (Session session : List.copyOf(sessions.values())) {
+            if (session.lastUsed().isBefore(cutoff)) {
+                LOG.info("closing idle session user={} idle_minutes={}", session.username(), idleTimeout.toMinutes());
+                close(session.id());
+            }
+        }
+        Instant now = clock.instant();
+        closedIds.values().removeIf(expiry -> expiry.isBefore(now));
+    }
+
+    @Override
+    public void close() {
+        reaper.interrupt();
+        timer.shutdownNow();
+        for (String id : List.copyOf(sessions.keySet())) {
+            close(id);
+        }
+    }
+}

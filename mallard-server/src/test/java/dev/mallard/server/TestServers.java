@@ -1,0 +1,33 @@
+package dev.mallard.server;
+
+import dev.mallard.server.auth.PasswordHash;
+import dev.mallard.server.config.AccessMode;
+import dev.mallard.server.config.ServerConfig;
+import dev.mallard.server.config.UserAccount;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+
+/** Servers for tests: in memory, free ports, one user ada/lovelace. */
+final class TestServers {
+    static final String USER = "ada";
+    static final String PASSWORD = "lovelace";
+
+    private TestServers() {}
+
+    static ServerConfig config(Path warehouse, AccessMode mode, Optional<Path> startupScript) {
+        return new ServerConfig(warehouse, Optional.empty(), "127.0.0.1", 0, ServerConfig.DEFAULT_HTTP_MAX_BODY_BYTES, 0, Optional.empty(),
+                List.of(new UserAccount(USER, PasswordHash.of(PASSWORD))), mode, Optional.empty(),
+                ServerConfig.DEFAULT_TOKEN_EXPIRY_MINUTES, ServerConfig.SessionLimits.DEFAULT, 1000, 0, startupScript);
+    }
+
+    /** The same configuration with another HTTP body limit. */
+    static ServerConfig withMaxBody(ServerConfig c, long maxBodyBytes) {
+        return new ServerConfig(c.warehouse(), c.database(), c.host(), c.httpPort(), maxBodyBytes, c.flightPort(), c.tls(), c.users(), c.accessMode(),
+                c.secretKey(), c.tokenExpiryMinutes(), c.sessionLimits(), c.fetchSize(), c.queryTimeoutSeconds(), c.startupScript());
+    }
+
+    static String jdbcUrl(MallardServer server) {
+        return "jdbc:arrow-flight-sql://127.0.0.1:" + server.flightPort() + "/?useEncryption=false";
+    }
+}

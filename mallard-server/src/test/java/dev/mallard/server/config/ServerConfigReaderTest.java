@@ -1,0 +1,83 @@
+package dev.mallard.server.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.mallard.core.config.ConfigEnvironment;
+import dev.mallard.core.error.ErrorCode;
+import dev.mallard.core.error.MallardException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ServerConfigReaderTest {
+    @TempDir
+    Path dir;
+
+    private final ServerConfigReader reader = new ServerConfigReader(ConfigEnvironment.from(Map.of("MALLARD_ADMIN_PASSWORD", "s3cret")));
+
+    @Test
+    void aFileIsReadWithDefaultsAndConfOverridesWin() throws Exception {
+        Path file = dir.resolve("server.yml");
+        Files.writeString(file, """
+                warehouse: wh
+                database: mallard.duckdb
+                http:
+                  port: 9000
+                users:
+                  - username: admin
+                    password: "{{ MALLARD_ADMIN_PASSWORD }}"
+                access_mode: READ_ONLY
+                """);
+        ServerConfig config = reader.read(Optional.of(file), List.of("http.port=9100", "users.1.username=ada", "users.1.password=pw"));
+        assertThat(config.warehouse()).isEqualTo(dir.resolve("wh"));
+        assertThat(config.database()).contains(dir.resolve("wh").resolve("mallard.duckdb"));
+        assertThat(config.httpPort()).isEqualTo(9100);
+        assertThat(config.flightPort()).isEqualTo(ServerConfig.DEFAULT_FLIGHT_PORT);
+        assertThat(config.accessMode()).isEqualTo(AccessMode.READ_ONLY);
+        assertThat(config.users()).extracting(UserAccount::username).containsExactly("admin", "ada");
+        assertThat(config.users().get(0).password().matches("s3cret")).isTrue();
+        assertThat(config.toString()).doesNotContain("s3cret").doesNotContain("pw,");
+    }
+
+    @Test
+    void confAloneIsEnoughAndTheDatabaseDefaultsToMemory() {
+        ServerConfig config = reader.read(Optional.empty(), List.of("users.0.username=ada", "users.0.password=pw", "flight.port=0"));
+        assertThat(config.database()).isEmpty();
+        assertThat(config.flightPort()).isZero();
+        assertThat(config.httpPort()).isEqualTo(ServerConfig.DEFAULT_HTTP_PORT);
+    }
+
+    @Test
+    void anUnknownKeyIsAnError() {
+        assertThatThrownBy(() -> reader.read(Optional.empty(), List.of("users.0.username=a", "users.0.password=b", "flight.prot=1")))
+                .isInstanceOf(MallardException.class)
+                .hasMessageContaining("prot");
+    }
+
+    @Test
+    void noUsersIsAnError() {
+        assertThatThrownBy(() -> reader.read(Optional.empty(), List.of()))
+                .hasMessageContaining("users");
+    }
+
+    @Test
+    void restrictedModesAreRefusedAsNotYetAvailable() {
+        for (String mode : List.of("RESTRICTED", "RESTRICT_READ_ONLY")) {
+            assertThatThrownBy(() -> reader.read(Optional.empty(), List.of("users.0.username=a", "users.0.password=b", "access_mode=" + mode)))
+                    .isInstanceOf(MallardException.class)
+                    .hasMessageContaining("not available yet")
+                    .extracting(e -> ((MallardException) e).errorCode()).isEqualTo(ErrorCode.USER_CONFIG_UNSUPPORTED);
+        }
+    }
+
+    @Test
+    void aConfWithoutEqualsSignIsAnArgumentError() {
+        assertThatThrownBy(() -> reader.read(Optional.empty(), List.of("http.port")))
+                .extracting(e -> ((MallardException) e).errorCode()).isEqualTo(ErrorCode.USER_ARGUMENT_INVALID);
+    }
+}

@@ -1,0 +1,91 @@
+package dev.mallard.server.sql;
+
+import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.mallard.core.engine.Engine;
+import dev.mallard.core.error.ErrorCode;
+import dev.mallard.core.error.MallardException;
+import dev.mallard.server.auth.AccessToken;
+import dev.mallard.server.config.ServerConfig;
+import dev.mallard.server.config.AccessMode;
+import dev.mallard.server.session.Session;
+import dev.mallard.server.session.SessionRegistry;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class AccessPolicyTest {
+    static Engine engine;
+    static SessionRegistry sessions;
+    static Session session;
+    static final AccessPolicy READ_ONLY = new AccessPolicy(AccessMode.READ_ONLY);
+
+    @BeforeAll
+    static void open() throws Exception {
+        engine = Engine.inMemory();
+        try (var statement = engine.connection().createStatement()) {
+            statement.execute("CREATE TABLE t (id INTEGER)");
+        }
+        sessions = new SessionRegistry(engine, ServerConfig.SessionLimits.DEFAULT, Clock.systemUTC());
+        session = sessions.open(new AccessToken("ada", "s1", Instant.now().plusSeconds(600), Map.of()));
+    }
+
+    @AfterAll
+    static void close() {
+        sessions.close();
+        engine.close();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "SELECT 1",
+        "select * from t where id in (select id from t)",
+        "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 3) SELECT * FROM r",
+        "SELECT 1 UNION SELECT 2 EXCEPT SELECT 3",
+        "FROM t",
+        "SELECT 1; SELECT 2"
+    })
+    void readOnlyAdmitsQueries(String sql) {
+        assertThatCode(() -> READ_ONLY.check(session, sql)).doesNotThrowAnyException();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "INSERT INTO t VALUES (1)",
+        "UPDATE t SET id = 2",
+        "CREATE TABLE u AS SELECT 1",
+        "CREATE VIEW v AS SELECT 1",
+        "SET memory_limit = '1GB'",
+        "PRAGMA enable_profiling",
+        "INSTALL httpfs",
+        "EXPORT DATABASE '/tmp/x'",
+        "CALL pragma_version()",
+        "SELECT 1; DELETE FROM t",
+        "/* SELECT */ DROP TABLE t",
+        "BEGIN TRANSACTION"
+    })
+    void readOnlyRefusesEverythingElse(String sql) {
+        assertThatThrownBy(() -> READ_ONLY.check(session, sql))
+                .isInstanceOf(MallardException.class)
+                .extracting(e -> ((MallardException) e).errorCode()).isEqualTo(ErrorCode.USER_ACCESS_DENIED);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"SELEC 1", "SELECT FROM WHERE"})
+    void textThatDoesNotParseIsASqlError(String sql) {
+        assertThatThrownBy(() -> READ_ONLY.check(session, sql))
+                .extracting(e -> ((MallardException) e).errorCode()).isEqualTo(ErrorCode.USER_SQL_INVALID);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"DROP TABLE IF EXISTS nothing_here", "SET threads = 2"})
+    void completeAdmitsAnything(String sql) {
+        assertThatCode(() -> new AccessPolicy(AccessMode.COMPLETE).check(session, sql)).doesNotThrowAnyException();
+    }
+}
