@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
 import io.helidon.webserver.WebServer;
+import io.helidon.webserver.WebServerConfig;
 import io.helidon.webserver.http.HttpRouting;
 import java.util.function.Consumer;
 
@@ -34,12 +35,23 @@ public final class HttpEndpoints implements AutoCloseable {
      * @throws MallardException {@code system.http.bind_failed} when the address cannot be bound
      */
     public static HttpEndpoints start(String host, int port, Consumer<HttpRouting.Builder> routes) {
+        return start(host, port, listener -> {}, routes);
+    }
+
+    /**
+     * As {@link #start(String, int, Consumer)}, with the listener's limits and timeouts set by {@code listener}
+     * (payload size, connections, socket timeouts).
+     */
+    public static HttpEndpoints start(String host, int port, Consumer<WebServerConfig.Builder> listener, Consumer<HttpRouting.Builder> routes) {
         requireNonNull(host, "host is null");
+        requireNonNull(listener, "listener is null");
         requireNonNull(routes, "routes is null");
         if (port < 0 || port > 65_535) {
             throw new IllegalArgumentException("port " + port + " is outside 0..65535");
         }
-        WebServer server = WebServer.builder()
+        WebServerConfig.Builder builder = WebServer.builder();
+        listener.accept(builder);
+        WebServer server = builder
                 .host(host)
                 .port(port)
                 // Helidon's own hook would stop the server as soon as the JVM begins to exit, while the

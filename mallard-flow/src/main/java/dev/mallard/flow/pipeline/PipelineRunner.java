@@ -27,6 +27,7 @@ import dev.mallard.flow.source.KafkaSource;
 import dev.mallard.flow.source.Message;
 import dev.mallard.flow.source.Source.Partition;
 import dev.mallard.flow.source.Source;
+import dev.mallard.flow.source.webhook.WebhookSource;
 import dev.mallard.flow.state.OffsetStore;
 import dev.mallard.flow.window.TumblingWindow;
 import dev.mallard.flow.window.WindowMetrics;
@@ -112,11 +113,12 @@ public final class PipelineRunner implements AutoCloseable {
 
     public static Source openSource(PipelineConfig config, Function<Partition, Optional<Long>> storedOffsets) {
         PipelineConfig.SourceConfig source = config.pipeline().source();
-        if (!source.type().equals("kafka")) {
-            throw new MallardException(ErrorCode.USER_CONFIG_UNSUPPORTED, "source type " + source.type()
-                    + " cannot run in this version of Mallard; use kafka");
-        }
-        return new KafkaSource(source.settings(), config.pipeline().batchSize(), storedOffsets, staticMember(config));
+        return switch (source.type()) {
+            case "kafka" -> new KafkaSource(source.settings(), config.pipeline().batchSize(), storedOffsets, staticMember(config));
+            case "webhook" -> WebhookSource.open(config, storedOffsets);
+            default -> throw new MallardException(ErrorCode.USER_CONFIG_UNSUPPORTED, "source type " + source.type()
+                    + " cannot run in this version of Mallard; use kafka or webhook");
+        };
     }
 
     /**
