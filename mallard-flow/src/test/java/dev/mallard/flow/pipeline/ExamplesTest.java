@@ -56,6 +56,10 @@ class ExamplesTest {
 
     /** Examples of the webhook, WebSocket and Postgres connectors (Map.of holds at most ten entries). */
     private static final Map<String, Expectation> CONNECTOR_EXAMPLES = Map.of(
+            "webhook-github.yml", new Expectation("github-events.jsonl", List.of(
+                    "{\"action\":\"opened\",\"number\":7,\"repo\":\"octo-org/hello-world\",\"sender\":\"octocat\"}",
+                    "{\"action\":\"labeled\",\"number\":7,\"repo\":\"octo-org/hello-world\",\"sender\":\"hubot\"}",
+                    "{\"action\":\"closed\",\"number\":7,\"repo\":\"octo-org/hello-world\",\"sender\":\"octocat\"}")),
             "postgres-upsert.yml", new Expectation("city-events.jsonl", List.of(
                     "{\"city\":\"Baltimore\",\"total\":1}",
                     "{\"city\":\"New York\",\"total\":1}")));
