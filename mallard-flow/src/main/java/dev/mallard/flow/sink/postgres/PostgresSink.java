@@ -42,6 +42,9 @@ public final class PostgresSink implements Sink {
     private static final Logger LOG = LoggerFactory.getLogger(PostgresSink.class);
     private static final String WHERE = "pipeline.sink.postgres";
     private static final int ARROW_BATCH_ROWS = 8192;
+    /** Postgres types without an equality operator, which an upsert compares by their text. */
+    private static final java.util.Set<String> WITHOUT_EQUALITY = java.util.Set.of("json", "xml", "point", "line", "lseg", "box",
+            "path", "polygon", "circle", "_json", "_xml");
 
     public enum Mode {
         APPEND, UPSERT
@@ -114,16 +117,16 @@ public final class PostgresSink implements Sink {
             try (Statement statement = postgres.createStatement()) {
                 statement.execute("DROP TABLE IF EXISTS pg_temp." + LoadStatements.STAGE);
                 statement.execute(load.createStage());
-                if (settings.mode() == Mode.UPSERT) {
-                    statement.execute(load.numberStagedRows());
-                }
             }
             List<CopyColumn> columns = copyColumns(postgres, duckDbTypes);
             step = "copying the batch";
             long copied = copy(batch, postgres, load, columns);
             step = settings.mode() == Mode.APPEND ? "inserting the batch" : "upserting the batch";
             try (Statement statement = postgres.createStatement()) {
-                int changed = statement.executeUpdate(load.merge());
+                int changed = statement.executeUpdate(load.merge(columns.stream()
+                        .filter(column -> WITHOUT_EQUALITY.contains(column.postgresType()))
+                        .map(CopyColumn::name)
+                        .collect(Collectors.toSet())));
                 LOG.debug("postgres batch loaded table={} rows={} changed={}", settings.table(), copied, changed);
             }
         } catch (SQLException e) {

@@ -123,6 +123,21 @@ class PostgresSinkIT {
     }
 
     @Test
+    void aReplayedUpsertBatchRewritesNoRowEvenWithJsonColumns() throws Exception {
+        String table = PostgresTestDatabase.uniqueTable("replay");
+        postgres.execute("CREATE TABLE " + table + " (id int PRIMARY KEY, doc json, tags jsonb, total numeric)");
+        try (PostgresSink sink = sink(block(table, "upsert", "[\"id\"]"))) {
+            ResultTable batch = result("SELECT range::INTEGER AS id, {'n': range} AS doc, ['a', 'b'] AS tags, 1.5 AS total FROM range(3)");
+            deliver(sink, batch);
+            List<String> versions = postgres.rows("SELECT id, xmin FROM " + table + " ORDER BY id");
+            deliver(sink, batch);
+            assertThat(postgres.rows("SELECT id, xmin FROM " + table + " ORDER BY id")).as("row versions").isEqualTo(versions);
+            deliver(sink, result("SELECT 1 AS id, {'n': 7} AS doc, ['a', 'b'] AS tags, 1.5 AS total"));
+            assertThat(postgres.rows("SELECT id, doc::text FROM " + table + " ORDER BY id")).containsExactly("0|{\"n\":0}", "1|{\"n\":7}", "2|{\"n\":2}");
+        }
+    }
+
+    @Test
     void aKeyRepeatedWithinOneBatchEndsAsItsLastRow() throws Exception {
         String table = PostgresTestDatabase.uniqueTable("repeat");
         postgres.execute("CREATE TABLE " + table + " (a int, b text, v int, PRIMARY KEY (a, b))");
