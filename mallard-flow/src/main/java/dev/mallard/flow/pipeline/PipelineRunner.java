@@ -28,6 +28,7 @@ import dev.mallard.flow.source.Message;
 import dev.mallard.flow.source.Source.Partition;
 import dev.mallard.flow.source.Source;
 import dev.mallard.flow.source.webhook.WebhookSource;
+import dev.mallard.flow.source.websocket.WebSocketSource;
 import dev.mallard.flow.state.OffsetStore;
 import dev.mallard.flow.window.TumblingWindow;
 import dev.mallard.flow.window.WindowMetrics;
@@ -116,8 +117,9 @@ public final class PipelineRunner implements AutoCloseable {
         return switch (source.type()) {
             case "kafka" -> new KafkaSource(source.settings(), config.pipeline().batchSize(), storedOffsets, staticMember(config));
             case "webhook" -> WebhookSource.open(config, storedOffsets);
+            case "websocket" -> WebSocketSource.open(config, storedOffsets);
             default -> throw new MallardException(ErrorCode.USER_CONFIG_UNSUPPORTED, "source type " + source.type()
-                    + " cannot run in this version of Mallard; use kafka or webhook");
+                    + " cannot run in this version of Mallard; use kafka, webhook or websocket");
         };
     }
 
