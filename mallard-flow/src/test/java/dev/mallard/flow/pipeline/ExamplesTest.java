@@ -56,6 +56,9 @@ class ExamplesTest {
 
     /** Examples of the webhook, WebSocket and Postgres connectors (Map.of holds at most ten entries). */
     private static final Map<String, Expectation> CONNECTOR_EXAMPLES = Map.of(
+            "websocket-bluesky.yml", new Expectation("jetstream-events.jsonl", List.of(
+                    "{\"collection\":\"app.bsky.feed.post\",\"created\":2}",
+                    "{\"collection\":\"app.bsky.feed.like\",\"created\":1}")),
             "webhook-github.yml", new Expectation("github-events.jsonl", List.of(
                     "{\"action\":\"opened\",\"number\":7,\"repo\":\"octo-org/hello-world\",\"sender\":\"octocat\"}",
                     "{\"action\":\"labeled\",\"number\":7,\"repo\":\"octo-org/hello-world\",\"sender\":\"hubot\"}",
