@@ -25,6 +25,7 @@ import dev.mallard.flow.sink.Sink;
 import dev.mallard.flow.sink.Sinks;
 import dev.mallard.flow.source.KafkaSource;
 import dev.mallard.flow.source.Message;
+import dev.mallard.flow.source.MeteredSource;
 import dev.mallard.flow.source.Source.Partition;
 import dev.mallard.flow.source.Source;
 import dev.mallard.flow.source.webhook.WebhookSource;
@@ -192,6 +193,9 @@ public final class PipelineRunner implements AutoCloseable {
                     Sink dlq = pipeline.onError().dlq().map(d -> Sinks.create(d, options.console(), engine.allocator())).orElse(null);
                     TumblingWindow window = openWindow(engine, metrics)) {
                 endpoints = served;
+                if (source instanceof MeteredSource metered) {
+                    metered.registerMeters(registry, pipeline.name());
+                }
                 LOG.info("pipeline started name={} batch_size={} state={} metrics_port={}", pipeline.name(), pipeline.batchSize(),
                         statePath.map(Path::toString).orElse("none"), served == null ? "none" : served.port());
                 Batcher batcher = new Batcher(engine, offsets, handler, sink, dlq, metrics, stats, window);

@@ -7,6 +7,11 @@ import dev.mallard.core.error.MallardException;
 import dev.mallard.core.http.HttpEndpoints;
 import dev.mallard.flow.config.PipelineConfig;
 import dev.mallard.flow.source.Message;
+import dev.mallard.flow.source.MeteredSource;
+import dev.mallard.core.metrics.MetricsRegistry;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
 import dev.mallard.flow.source.Source;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.HeaderValues;
@@ -41,7 +46,7 @@ import org.slf4j.LoggerFactory;
  * polls the queue. A full queue holds the request until the pipeline catches up: backpressure, not failure.
  * With {@code ack: after_flush} the answer waits for the commit of the batch holding the request's last event.
  */
-public final class WebhookSource implements Source {
+public final class WebhookSource implements Source, MeteredSource {
     public static final String TOPIC = "webhook";
     public static final int PARTITION = 0;
     /** Events a queue holds per event of batch_size, before a request waits. */
@@ -61,6 +66,16 @@ public final class WebhookSource implements Source {
     private final HttpEndpoints http;
     private long nextOffset;
     private volatile boolean open = true;
+    private volatile Meters meters;
+
+    /** webhook_requests_total by status code and webhook_request_duration_seconds; /healthz is not counted. */
+    private record Meters(MetricsRegistry registry, Tags tags, Timer duration) {
+        void record(int statusCode, long startedNanos) {
+            Counter.builder("webhook_requests").description("POST /events requests answered, by HTTP status code")
+                    .tags(tags.and("status_code", Integer.toString(statusCode))).register(registry.meters()).increment();
+            duration.record(System.nanoTime() - startedNanos, TimeUnit.NANOSECONDS);
+        }
+    }
 
     /**
      * Binds and starts serving before it returns.
@@ -98,6 +113,13 @@ public final class WebhookSource implements Source {
         return new WebhookSource(settings, first, Math.max(1_000, QUEUED_BATCHES * config.pipeline().batchSize()));
     }
 
+    @Override
+    public void registerMeters(MetricsRegistry registry, String pipeline) {
+        Tags tags = Tags.of("pipeline", pipeline);
+        meters = new Meters(registry, tags, registry.latency("webhook_request_duration",
+                "Time from a POST /events request's start to its answer (after_flush: until the flush)", tags));
+    }
+
     private void routes(HttpRouting.Builder routes) {
         routes.post("/events", this::events)
                 .get("/healthz", this::healthz)
@@ -115,6 +137,26 @@ public final class WebhookSource implements Source {
     }
 
     private void events(ServerRequest request, ServerResponse response) throws Exception {
+        long started = System.nanoTime();
+        int status = 500;
+        try {
+            receive(request, response);
+            status = response.status().code();
+        } catch (io.helidon.http.HttpException e) {
+            status = e.status().code(); // e.g. 413 for a chunked body read past max_body_bytes
+            throw e;
+        } catch (io.helidon.http.RequestException e) {
+            status = e.status().code();
+            throw e;
+        } finally {
+            Meters current = meters;
+            if (current != null) {
+                current.record(status, started);
+            }
+        }
+    }
+
+    private void receive(ServerRequest request, ServerResponse response) throws Exception {
         if (!open) {
             answer(response, Status.SERVICE_UNAVAILABLE_503, detail("the pipeline is stopping; send again later"));
             return;

@@ -6,6 +6,11 @@ import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
 import dev.mallard.flow.config.PipelineConfig;
 import dev.mallard.flow.source.Message;
+import dev.mallard.flow.source.MeteredSource;
+import dev.mallard.core.metrics.MetricsRegistry;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Tags;
 import dev.mallard.flow.source.Source;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -42,7 +47,7 @@ import org.slf4j.LoggerFactory;
  * <p>Messages are requested one at a time and only once the previous one is queued, so a full queue stops reading
  * from the socket (TCP flow control pushes back on the server) rather than growing memory.
  */
-public final class WebSocketSource implements Source {
+public final class WebSocketSource implements Source, MeteredSource {
     public static final String TOPIC = "websocket";
     public static final int PARTITION = 0;
     private static final Logger LOG = LoggerFactory.getLogger(WebSocketSource.class);
@@ -65,7 +70,12 @@ public final class WebSocketSource implements Source {
     private volatile boolean open = true;
     private volatile WebSocket current;
 
-    public WebSocketSource(URI uri, long firstOffset, int queueCapacity, Backoff backoff) {
+    /** Connects (in the background) with {@link Backoff#DEFAULT} between attempts. */
+    public WebSocketSource(URI uri, long firstOffset, int queueCapacity) {
+        this(uri, firstOffset, queueCapacity, Backoff.DEFAULT);
+    }
+
+    WebSocketSource(URI uri, long firstOffset, int queueCapacity, Backoff backoff) {
         this.uri = requireNonNull(uri, "uri is null");
         this.backoff = requireNonNull(backoff, "backoff is null");
         this.queue = new ArrayBlockingQueue<>(Math.max(1, queueCapacity));
@@ -218,7 +228,18 @@ public final class WebSocketSource implements Source {
     @Override
     public void commit(Map<Partition, Long> nextOffsets) {}
 
-    /** Connections opened after the first. */
+    /** websocket_reconnects_total and websocket_connected (1 while a connection is open, else 0). */
+    @Override
+    public void registerMeters(MetricsRegistry registry, String pipeline) {
+        Tags tags = Tags.of("pipeline", pipeline);
+        FunctionCounter.builder("websocket_reconnects", reconnects, AtomicLong::doubleValue)
+                .description("Connection attempts after the first").tags(tags).register(registry.meters());
+        Gauge.builder("websocket_connected", this, source -> source.state == State.CONNECTED ? 1 : 0)
+                .description("1 while the WebSocket connection is open, 0 while connecting, waiting to reconnect or closed")
+                .tags(tags).register(registry.meters());
+    }
+
+    /** Connections attempted after the first. */
     public long reconnects() {
         return reconnects.get();
     }

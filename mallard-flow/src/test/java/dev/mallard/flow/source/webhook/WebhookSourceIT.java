@@ -2,6 +2,7 @@ package dev.mallard.flow.source.webhook;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.mallard.core.metrics.MetricsRegistry;
 import dev.mallard.flow.source.Message;
 import dev.mallard.flow.source.Source.Partition;
 import java.io.ByteArrayInputStream;
@@ -181,6 +182,28 @@ class WebhookSourceIT {
         assertThat(sent.get().statusCode()).isEqualTo(200);
         assertThat(messages).extracting(Message::offset).containsExactlyElementsOf(
                 java.util.stream.LongStream.range(0, 50).boxed().toList());
+    }
+
+    @Test
+    void requestsAreCountedByStatusCodeAndTimedAndHealthzIsNot() throws Exception {
+        start(Optional.of(GITHUB), 1024, WebhookSettings.Ack.ON_RECEIVE, 100);
+        MetricsRegistry registry = new MetricsRegistry();
+        source.registerMeters(registry, "hooks");
+        String body = "{\"n\":1}";
+        post(body, "X-Hub-Signature-256", GITHUB.headerValue(body.getBytes(StandardCharsets.UTF_8)));
+        post(body);
+        post(body);
+        post(body, "X-Hub-Signature-256", "sha256=00");
+        HttpRequest chunked = request("/events").POST(HttpRequest.BodyPublishers.ofInputStream(
+                () -> new ByteArrayInputStream(("{\"pad\":\"" + "x".repeat(4096) + "\"}").getBytes(StandardCharsets.UTF_8)))).build();
+        assertThat(client.send(chunked, HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(413);
+        client.send(request("/healthz").GET().build(), HttpResponse.BodyHandlers.discarding());
+        String scrape = registry.scrape();
+        assertThat(scrape).contains("webhook_requests_total{pipeline=\"hooks\",status_code=\"200\"} 1.0")
+                .contains("webhook_requests_total{pipeline=\"hooks\",status_code=\"400\"} 2.0")
+                .contains("webhook_requests_total{pipeline=\"hooks\",status_code=\"403\"} 1.0")
+                .contains("webhook_requests_total{pipeline=\"hooks\",status_code=\"413\"} 1.0")
+                .contains("webhook_request_duration_seconds_count{pipeline=\"hooks\"} 5");
     }
 
     @Test

@@ -2,6 +2,7 @@ package dev.mallard.flow.source.websocket;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.mallard.core.metrics.MetricsRegistry;
 import dev.mallard.flow.source.Message;
 import io.helidon.webserver.WebServer;
 import io.helidon.webserver.websocket.WsRouting;
@@ -105,6 +106,10 @@ class WebSocketSourceIT {
             // Before the proxy closes, which drops the third connection too.
             assertThat(source.reconnects()).isEqualTo(2);
             assertThat(source.state()).isEqualTo(WebSocketSource.State.CONNECTED);
+            MetricsRegistry registry = new MetricsRegistry();
+            source.registerMeters(registry, "firehose");
+            assertThat(registry.scrape()).contains("websocket_reconnects_total{pipeline=\"firehose\"} 2.0")
+                    .contains("websocket_connected{pipeline=\"firehose\"} 1.0");
         }
         List<Integer> seqs = received.stream().map(WebSocketSourceIT::seq).toList();
         assertThat(seqs.stream().filter(seq -> seq >= 2_000_000).toList()).as("everything sent after the last reconnect, in order")
