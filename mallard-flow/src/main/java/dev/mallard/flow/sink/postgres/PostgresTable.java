@@ -14,15 +14,15 @@ import java.util.Locale;
  *
  * @param parts the name's parts after folding and unquoting, e.g. {@code [public, city_counts]}
  */
-record PostgresTable(List<String> parts) {
-    PostgresTable {
+public record PostgresTable(List<String> parts) {
+    public PostgresTable {
         parts = List.copyOf(parts);
         if (parts.isEmpty() || parts.size() > 3) {
             throw new IllegalArgumentException("a table name has one to three parts: " + parts);
         }
     }
 
-    static PostgresTable parse(String text, String where) {
+    public static PostgresTable parse(String text, String where) {
         requireNonNull(text, "text is null");
         List<String> parts = new ArrayList<>();
         StringBuilder part = new StringBuilder();
@@ -70,7 +70,7 @@ record PostgresTable(List<String> parts) {
     }
 
     /** The name as SQL, every part quoted. */
-    String sql() {
+    public String sql() {
         return String.join(".", parts.stream().map(PostgresTable::quote).toList());
     }
 
