@@ -52,7 +52,7 @@ public record WebhookSettings(String host, int port, Optional<HmacSignature> sig
         }
         if (host.isBlank() || port < 0 || port > 65_535) {
             throw new MallardException(ErrorCode.USER_CONFIG_INVALID, WHERE + ".addr is '" + addr
-                    + "', not host:port; write e.g. 0.0.0.0:8001 or \"0.0.0.0:{{ PORT }}\"");
+                    + "', not host:port; write e.g. 0.0.0.0:8001 or \"0.0.0.0:{{ MALLARD_WEBHOOK_PORT }}\" (an empty port means the variable is not set)");
         }
         Optional<HmacSignature> signature = Optional.empty();
         String type = block.path("signature_type").asText("");
