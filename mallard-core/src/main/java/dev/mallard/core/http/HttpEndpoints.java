@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
 import io.helidon.webserver.WebServer;
+import io.helidon.webserver.WebServerConfig;
 import io.helidon.webserver.http.HttpRouting;
 import io.helidon.common.tls.Tls;
 import java.util.Optional;
@@ -37,7 +38,7 @@ public final class HttpEndpoints implements AutoCloseable {
      * @throws MallardException {@code system.http.bind_failed} when the address cannot be bound
      */
     public static HttpEndpoints start(String host, int port, Consumer<HttpRouting.Builder> routes) {
-        return start(host, port, Optional.empty(), routes);
+        return start(host, port, Optional.empty(), listener -> {}, routes);
     }
 
     /**
@@ -46,14 +47,35 @@ public final class HttpEndpoints implements AutoCloseable {
      * @param tls the server's key and certificates; empty serves plain HTTP
      */
     public static HttpEndpoints start(String host, int port, Optional<SSLContext> tls, Consumer<HttpRouting.Builder> routes) {
+        return start(host, port, tls, listener -> {}, routes);
+    }
+
+    /**
+     * As {@link #start(String, int, Consumer)}, with the listener's limits and timeouts set by {@code listener}
+     * (payload size, connections, socket timeouts).
+     */
+    public static HttpEndpoints start(String host, int port, Consumer<WebServerConfig.Builder> listener, Consumer<HttpRouting.Builder> routes) {
+        return start(host, port, Optional.empty(), listener, routes);
+    }
+
+    /**
+     * Binds and starts serving before it returns.
+     *
+     * @param tls the server's key and certificates; empty serves plain HTTP
+     * @param listener sets the listener's limits and timeouts (payload size, connections, socket timeouts)
+     */
+    public static HttpEndpoints start(String host, int port, Optional<SSLContext> tls, Consumer<WebServerConfig.Builder> listener,
+            Consumer<HttpRouting.Builder> routes) {
         requireNonNull(host, "host is null");
         requireNonNull(tls, "tls is null");
+        requireNonNull(listener, "listener is null");
         requireNonNull(routes, "routes is null");
         if (port < 0 || port > 65_535) {
             throw new IllegalArgumentException("port " + port + " is outside 0..65535");
         }
-        var builder = WebServer.builder();
+        WebServerConfig.Builder builder = WebServer.builder();
         tls.ifPresent(context -> builder.tls(Tls.builder().sslContext(context).build()));
+        listener.accept(builder);
         WebServer server = builder
                 .host(host)
                 .port(port)

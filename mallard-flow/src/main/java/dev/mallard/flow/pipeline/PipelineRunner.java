@@ -25,8 +25,11 @@ import dev.mallard.flow.sink.Sink;
 import dev.mallard.flow.sink.Sinks;
 import dev.mallard.flow.source.KafkaSource;
 import dev.mallard.flow.source.Message;
+import dev.mallard.flow.source.MeteredSource;
 import dev.mallard.flow.source.Source.Partition;
 import dev.mallard.flow.source.Source;
+import dev.mallard.flow.source.webhook.WebhookSource;
+import dev.mallard.flow.source.websocket.WebSocketSource;
 import dev.mallard.flow.state.OffsetStore;
 import dev.mallard.flow.window.TumblingWindow;
 import dev.mallard.flow.window.WindowMetrics;
@@ -112,11 +115,13 @@ public final class PipelineRunner implements AutoCloseable {
 
     public static Source openSource(PipelineConfig config, Function<Partition, Optional<Long>> storedOffsets) {
         PipelineConfig.SourceConfig source = config.pipeline().source();
-        if (!source.type().equals("kafka")) {
-            throw new MallardException(ErrorCode.USER_CONFIG_UNSUPPORTED, "source type " + source.type()
-                    + " cannot run in this version of Mallard; use kafka");
-        }
-        return new KafkaSource(source.settings(), config.pipeline().batchSize(), storedOffsets, staticMember(config));
+        return switch (source.type()) {
+            case "kafka" -> new KafkaSource(source.settings(), config.pipeline().batchSize(), storedOffsets, staticMember(config));
+            case "webhook" -> WebhookSource.open(config, storedOffsets);
+            case "websocket" -> WebSocketSource.open(config, storedOffsets);
+            default -> throw new MallardException(ErrorCode.USER_CONFIG_UNSUPPORTED, "source type " + source.type()
+                    + " cannot run in this version of Mallard; use kafka, webhook or websocket");
+        };
     }
 
     /**
@@ -188,6 +193,9 @@ public final class PipelineRunner implements AutoCloseable {
                     Sink dlq = pipeline.onError().dlq().map(d -> Sinks.create(d, options.console(), engine.allocator())).orElse(null);
                     TumblingWindow window = openWindow(engine, metrics)) {
                 endpoints = served;
+                if (source instanceof MeteredSource metered) {
+                    metered.registerMeters(registry, pipeline.name());
+                }
                 LOG.info("pipeline started name={} batch_size={} state={} metrics_port={}", pipeline.name(), pipeline.batchSize(),
                         statePath.map(Path::toString).orElse("none"), served == null ? "none" : served.port());
                 Batcher batcher = new Batcher(engine, offsets, handler, sink, dlq, metrics, stats, window);
