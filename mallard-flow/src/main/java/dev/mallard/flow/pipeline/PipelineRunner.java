@@ -116,7 +116,8 @@ public final class PipelineRunner implements AutoCloseable {
     public static Source openSource(PipelineConfig config, Function<Partition, Optional<Long>> storedOffsets) {
         PipelineConfig.SourceConfig source = config.pipeline().source();
         return switch (source.type()) {
-            case "kafka" -> new KafkaSource(source.settings(), config.pipeline().batchSize(), storedOffsets, staticMember(config));
+            case "kafka" -> new KafkaSource(source.settings(), config.pipeline().batchSize(), storedOffsets,
+                    config.pipeline().statePath().isPresent(), staticMember(config));
             case "webhook" -> WebhookSource.open(config, storedOffsets);
             case "websocket" -> WebSocketSource.open(config, storedOffsets);
             default -> throw new MallardException(ErrorCode.USER_CONFIG_UNSUPPORTED, "source type " + source.type()

@@ -50,21 +50,25 @@ public final class KafkaSource implements Source {
      * @param storedOffsets the next offset per partition recorded in the pipeline's state, applied on assignment
      */
     public KafkaSource(JsonNode block, int maxPollRecords, Function<Partition, java.util.Optional<Long>> storedOffsets) {
-        this(block, maxPollRecords, storedOffsets, java.util.Optional.empty());
+        this(block, maxPollRecords, storedOffsets, false, java.util.Optional.empty());
     }
 
     /**
+     * @param stateOwnsOffsets true with a state file: it is the only record of what was processed, so a partition it
+     *     has no offset for starts where auto_offset_reset says (its beginning, by default), never at the group's
+     *     committed offset, which may be ahead of the state (a state file restored from a backup, say)
      * @param instanceId a static group membership id: a restarted process with the same id takes over its
      *     partitions at once, instead of waiting for the crashed member's session to expire
      */
     public KafkaSource(JsonNode block, int maxPollRecords, Function<Partition, java.util.Optional<Long>> storedOffsets,
-            java.util.Optional<String> instanceId) {
+            boolean stateOwnsOffsets, java.util.Optional<String> instanceId) {
         requireNonNull(block, "block is null");
         requireNonNull(storedOffsets, "storedOffsets is null");
         this.where = "pipeline.source.kafka";
         Properties properties = KafkaClientSettings.common(block, where);
         properties.put(ConsumerConfig.GROUP_ID_CONFIG, block.path("group_id").asText());
         properties.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, block.path("auto_offset_reset").asText("earliest"));
+        boolean latest = "latest".equals(block.path("auto_offset_reset").asText("earliest"));
         properties.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         properties.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, Integer.toString(Math.max(1, maxPollRecords)));
         JsonNode fetch = block.path("fetch");
@@ -102,11 +106,24 @@ public final class KafkaSource implements Source {
                 } catch (KafkaException e) {
                     LOG.warn("cannot read the committed metadata of newly assigned partitions error={}", e.toString());
                 }
+                List<TopicPartition> unknown = new ArrayList<>();
                 for (TopicPartition partition : partitions) {
-                    storedOffsets.apply(new Partition(partition.topic(), partition.partition())).ifPresent(offset -> {
-                        LOG.info("resuming from the state file's offset topic={} partition={} offset={}", partition.topic(), partition.partition(), offset);
-                        consumer.seek(partition, offset);
-                    });
+                    java.util.Optional<Long> stored = storedOffsets.apply(new Partition(partition.topic(), partition.partition()));
+                    if (stored.isPresent()) {
+                        LOG.info("resuming from the state file's offset topic={} partition={} offset={}", partition.topic(), partition.partition(), stored.get());
+                        consumer.seek(partition, stored.get());
+                    } else if (stateOwnsOffsets) {
+                        unknown.add(partition);
+                    }
+                }
+                if (!unknown.isEmpty()) {
+                    LOG.info("the state file has no offset for these partitions; starting them per auto_offset_reset={} partitions={}",
+                            latest ? "latest" : "earliest", unknown);
+                    if (latest) {
+                        consumer.seekToEnd(unknown);
+                    } else {
+                        consumer.seekToBeginning(unknown);
+                    }
                 }
             }
         });

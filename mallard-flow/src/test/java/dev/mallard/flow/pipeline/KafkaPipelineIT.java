@@ -215,6 +215,63 @@ class KafkaPipelineIT {
     }
 
     @Test
+    void aPartitionTheStateFileHasNoOffsetForStartsAtItsBeginningNotAtTheGroupsCommittedOffset() throws Exception {
+        String in = topic(2);
+        Path state = dir.resolve("restored").resolve("totals.duckdb");
+        String yaml = """
+                tables:
+                  sql:
+                    - name: totals
+                      sql: CREATE TABLE IF NOT EXISTS totals (n BIGINT)
+                pipeline:
+                  batch_size: 100
+                  state:
+                    path: %s
+                """.formatted(state) + source(in, "g-restored") + """
+                  handler:
+                    type: handlers.InferredMemBatch
+                    sql: INSERT INTO totals SELECT count(*) FROM batch
+                  sink:
+                    type: noop
+                """;
+        Properties properties = new Properties();
+        properties.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(properties, new StringSerializer(), new StringSerializer())) {
+            for (int i = 0; i < 50; i++) {
+                producer.send(new ProducerRecord<>(in, 0, null, "{\"n\":" + i + "}"));
+            }
+            producer.flush();
+            assertThat(run(config(yaml), 50, new ByteArrayOutputStream()).messagesConsumed()).isEqualTo(50);
+            // A backup of the state taken now knows partition 0 only.
+            java.nio.file.Files.copy(state, dir.resolve("backup.duckdb"));
+            for (int i = 0; i < 30; i++) {
+                producer.send(new ProducerRecord<>(in, 1, null, "{\"n\":" + i + "}"));
+            }
+            producer.flush();
+        }
+        assertThat(run(config(yaml), 30, new ByteArrayOutputStream()).messagesConsumed()).isEqualTo(30);
+        assertThat(committed("g-restored", in, 2)).as("the group committed partition 1 to its end").isEqualTo(80);
+        // Restoring the backup: the state has processed nothing of partition 1, so it is read again from its start.
+        java.nio.file.Files.copy(dir.resolve("backup.duckdb"), state, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        java.nio.file.Files.deleteIfExists(dir.resolve("restored").resolve("totals.duckdb.wal"));
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try (PipelineRunner runner = new PipelineRunner(config(yaml), ConfigEnvironment.from(Map.of()), new PipelineRunner.Options(30, out))) {
+            Thread running = Thread.ofPlatform().name("pipeline").start(runner::run);
+            running.join(Duration.ofSeconds(60));
+            runner.requestStop();
+            running.join(Duration.ofSeconds(60));
+            assertThat(running.isAlive()).isFalse();
+        }
+        try (Connection connection = DriverManager.getConnection("jdbc:duckdb:" + state);
+                ResultSet rows = connection.createStatement().executeQuery(
+                        "SELECT (SELECT sum(n) FROM totals), (SELECT sum(next_offset) FROM sqlflow_offsets)")) {
+            rows.next();
+            assertThat(rows.getLong(1)).isEqualTo(80);
+            assertThat(rows.getLong(2)).isEqualTo(80);
+        }
+    }
+
+    @Test
     void aMalformedMessageUnderRaiseStopsNamingItsPosition() {
         String in = topic(1);
         publish(in, List.of("{\"city\":\"a\"}", "not json", "{\"city\":\"b\"}"));

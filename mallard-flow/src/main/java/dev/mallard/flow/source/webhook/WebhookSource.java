@@ -7,6 +7,7 @@ import dev.mallard.core.error.MallardException;
 import dev.mallard.core.http.HttpEndpoints;
 import dev.mallard.flow.config.PipelineConfig;
 import dev.mallard.flow.source.Message;
+import dev.mallard.flow.source.QueuedMessages;
 import dev.mallard.flow.source.MeteredSource;
 import dev.mallard.core.metrics.MetricsRegistry;
 import io.micrometer.core.instrument.Counter;
@@ -22,7 +23,6 @@ import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -244,19 +244,7 @@ public final class WebhookSource implements Source, MeteredSource {
 
     @Override
     public List<Message> poll(Duration timeout, int max) {
-        List<Message> messages = new ArrayList<>();
-        try {
-            Message first = queue.poll(timeout.toNanos(), TimeUnit.NANOSECONDS);
-            if (first == null) {
-                return messages;
-            }
-            messages.add(first);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return messages;
-        }
-        queue.drainTo(messages, Math.max(0, max - 1));
-        return messages;
+        return QueuedMessages.poll(queue, timeout, max);
     }
 
     /** Answers every after_flush request whose last event is before the committed position. */

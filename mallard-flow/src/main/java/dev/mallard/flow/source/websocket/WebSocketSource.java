@@ -6,6 +6,7 @@ import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
 import dev.mallard.flow.config.PipelineConfig;
 import dev.mallard.flow.source.Message;
+import dev.mallard.flow.source.QueuedMessages;
 import dev.mallard.flow.source.MeteredSource;
 import dev.mallard.core.metrics.MetricsRegistry;
 import io.micrometer.core.instrument.FunctionCounter;
@@ -18,7 +19,6 @@ import java.net.http.WebSocket;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -209,19 +209,7 @@ public final class WebSocketSource implements Source, MeteredSource {
 
     @Override
     public List<Message> poll(Duration timeout, int max) {
-        List<Message> messages = new ArrayList<>();
-        try {
-            Message first = queue.poll(timeout.toNanos(), TimeUnit.NANOSECONDS);
-            if (first == null) {
-                return messages;
-            }
-            messages.add(first);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return messages;
-        }
-        queue.drainTo(messages, Math.max(0, max - 1));
-        return messages;
+        return QueuedMessages.poll(queue, timeout, max);
     }
 
     /** Nothing to tell a WebSocket server: it keeps no position. */
