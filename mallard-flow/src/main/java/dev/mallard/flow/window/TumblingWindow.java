@@ -76,7 +76,7 @@ public final class TumblingWindow implements AutoCloseable {
      * Checks the window's table and state, and restores its watermark.
      *
      * @param times the reader of the source's configured event_time (a window needs one)
-     * @param sink the window's own sink, already wrapped in its retry ladder
+     * @param sink the window's own sink, already wrapped in its retry ladder; the window closes it
      */
     public TumblingWindow(WindowConfig config, Engine engine, EventTimeReader times, Sink sink, WindowMetrics metrics) {
         this.config = requireNonNull(config, "config is null");
@@ -440,12 +440,17 @@ public final class TumblingWindow implements AutoCloseable {
         return (newline < 0 ? message : message.substring(0, newline)).strip();
     }
 
+    /** Closes the window's sink and its connection (not the pipeline's). */
     @Override
     public void close() {
         try {
-            own.close();
-        } catch (SQLException e) {
-            LOG.warn("cannot close the window's connection window={} error={}", config.table(), e.toString());
+            sink.close();
+        } finally {
+            try {
+                own.close();
+            } catch (SQLException e) {
+                LOG.warn("cannot close the window's connection window={} error={}", config.table(), e.toString());
+            }
         }
     }
 }
