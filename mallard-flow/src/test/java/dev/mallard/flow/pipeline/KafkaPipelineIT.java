@@ -103,7 +103,7 @@ class KafkaPipelineIT {
 
     private static PipelineRunner.Outcome run(PipelineConfig config, long maxMessages, ByteArrayOutputStream out) {
         try (PipelineRunner runner = new PipelineRunner(config, ConfigEnvironment.from(Map.of()), new PipelineRunner.Options(maxMessages, out))) {
-            return runner.run();
+            return BoundedRun.run(runner);
         }
     }
 
@@ -256,11 +256,7 @@ class KafkaPipelineIT {
         java.nio.file.Files.deleteIfExists(dir.resolve("restored").resolve("totals.duckdb.wal"));
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         try (PipelineRunner runner = new PipelineRunner(config(yaml), ConfigEnvironment.from(Map.of()), new PipelineRunner.Options(30, out))) {
-            Thread running = Thread.ofPlatform().name("pipeline").start(runner::run);
-            running.join(Duration.ofSeconds(60));
-            runner.requestStop();
-            running.join(Duration.ofSeconds(60));
-            assertThat(running.isAlive()).isFalse();
+            BoundedRun.run(runner, Duration.ofSeconds(60));
         }
         try (Connection connection = DriverManager.getConnection("jdbc:duckdb:" + state);
                 ResultSet rows = connection.createStatement().executeQuery(
@@ -355,7 +351,7 @@ class KafkaPipelineIT {
                 + "  handler: {type: handlers.InferredMemBatch, sql: SELECT count(*) AS n FROM batch}\n  sink: {type: console}\n");
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         try (PipelineRunner runner = new PipelineRunner(config, ConfigEnvironment.from(Map.of()), new PipelineRunner.Options(250, out))) {
-        assertThat(runner.run().messagesConsumed()).isEqualTo(250);
+        assertThat(BoundedRun.run(runner).messagesConsumed()).isEqualTo(250);
         assertThat(out.toString(StandardCharsets.UTF_8).lines()).containsExactly("{\"n\":100}", "{\"n\":100}", "{\"n\":50}");
         assertThat(runner.scrape()).contains("message_count_messages_total{pipeline=\"pipeline\"} 250.0")
                 .contains("sink_rows_written_total{pipeline=\"pipeline\"} 3.0")

@@ -92,7 +92,7 @@ class PostgresPipelineIT {
     private long run(long messages) {
         try (PipelineRunner runner = new PipelineRunner(example(), ConfigEnvironment.from(Map.of()),
                 new PipelineRunner.Options(messages, new ByteArrayOutputStream()))) {
-            return runner.run().messagesConsumed();
+            return BoundedRun.run(runner).messagesConsumed();
         }
     }
 

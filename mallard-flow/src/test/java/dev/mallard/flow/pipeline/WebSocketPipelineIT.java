@@ -40,7 +40,7 @@ class WebSocketPipelineIT {
             ByteArrayOutputStream out = new ByteArrayOutputStream();
             try (PipelineRunner runner = new PipelineRunner(config, ConfigEnvironment.from(Map.of()),
                     new PipelineRunner.Options(events.size(), out))) {
-                assertThat(runner.run().messagesConsumed()).isEqualTo(events.size());
+                assertThat(BoundedRun.run(runner).messagesConsumed()).isEqualTo(events.size());
             }
             assertThat(out.toString(StandardCharsets.UTF_8).lines().toList()).containsExactly(
                     "{\"collection\":\"app.bsky.feed.post\",\"created\":2}",

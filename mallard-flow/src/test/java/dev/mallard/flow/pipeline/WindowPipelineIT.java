@@ -191,11 +191,7 @@ class WindowPipelineIT {
      */
     private static String runBounded(PipelineConfig config, long messages, ByteArrayOutputStream out) throws Exception {
         try (PipelineRunner runner = new PipelineRunner(config, ConfigEnvironment.from(Map.of()), new PipelineRunner.Options(messages, out))) {
-            Thread running = Thread.ofPlatform().name("pipeline").start(runner::run);
-            running.join(Duration.ofSeconds(60));
-            runner.requestStop();
-            running.join(Duration.ofSeconds(60));
-            assertThat(running.isAlive()).isFalse();
+            BoundedRun.run(runner, Duration.ofSeconds(60));
             return runner.scrape();
         }
     }
