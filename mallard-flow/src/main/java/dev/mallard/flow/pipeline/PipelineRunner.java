@@ -361,6 +361,7 @@ public final class PipelineRunner implements AutoCloseable {
                 }
                 throw e;
             }
+            source.processed(next);
             timed(Phase.SOURCE_COMMIT, () -> {
                 if (window == null) {
                     source.commit(next);

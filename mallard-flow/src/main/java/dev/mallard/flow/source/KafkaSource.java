@@ -45,6 +45,11 @@ public final class KafkaSource implements Source {
     private final Map<TopicPartition, OffsetAndMetadata> pending = new HashMap<>();
     private final Set<Partition> revoked = new HashSet<>();
     private final Map<Partition, String> assignedMetadata = new HashMap<>();
+    // Where this process got to per partition, and those of partitions a rebalance just took: an eager rebalance
+    // revokes every partition and gives most straight back, and the consumer would then restart them at the committed
+    // position, which a window keeps lower than what was processed.
+    private final Map<Partition, Long> processed = new HashMap<>();
+    private final Map<Partition, Long> justRevoked = new HashMap<>();
 
     /**
      * @param storedOffsets the next offset per partition recorded in the pipeline's state, applied on assignment
@@ -84,7 +89,15 @@ public final class KafkaSource implements Source {
             public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
                 // Records read ahead from a revoked partition belong to its next owner.
                 buffered.removeIf(record -> partitions.contains(new TopicPartition(record.topic(), record.partition())));
-                partitions.forEach(partition -> revoked.add(new Partition(partition.topic(), partition.partition())));
+                justRevoked.clear();
+                for (TopicPartition partition : partitions) {
+                    Partition key = new Partition(partition.topic(), partition.partition());
+                    revoked.add(key);
+                    Long position = processed.remove(key);
+                    if (position != null) {
+                        justRevoked.put(key, position);
+                    }
+                }
                 Map<TopicPartition, OffsetAndMetadata> leaving = new HashMap<>();
                 for (TopicPartition partition : partitions) {
                     OffsetAndMetadata offset = pending.remove(partition);
@@ -108,14 +121,22 @@ public final class KafkaSource implements Source {
                 }
                 List<TopicPartition> unknown = new ArrayList<>();
                 for (TopicPartition partition : partitions) {
-                    java.util.Optional<Long> stored = storedOffsets.apply(new Partition(partition.topic(), partition.partition()));
-                    if (stored.isPresent()) {
+                    Partition key = new Partition(partition.topic(), partition.partition());
+                    Long mine = justRevoked.remove(key);
+                    java.util.Optional<Long> stored = storedOffsets.apply(key);
+                    if (mine != null) {
+                        // Given straight back: continue where this process got to (its window rows and state match).
+                        consumer.seek(partition, mine);
+                        processed.put(key, mine);
+                    } else if (stored.isPresent()) {
                         LOG.info("resuming from the state file's offset topic={} partition={} offset={}", partition.topic(), partition.partition(), stored.get());
                         consumer.seek(partition, stored.get());
                     } else if (stateOwnsOffsets) {
                         unknown.add(partition);
                     }
                 }
+                // A partition that went to another member and comes back later starts from what the group committed.
+                justRevoked.clear();
                 if (!unknown.isEmpty()) {
                     LOG.info("the state file has no offset for these partitions; starting them per auto_offset_reset={} partitions={}",
                             latest ? "latest" : "earliest", unknown);
@@ -191,6 +212,11 @@ public final class KafkaSource implements Source {
             // state file's offsets (when there is one) already cover.
             LOG.warn("offset commit failed; the batch may be redelivered error={}", e.toString());
         }
+    }
+
+    @Override
+    public void processed(Map<Partition, Long> nextOffsets) {
+        processed.putAll(nextOffsets);
     }
 
     @Override

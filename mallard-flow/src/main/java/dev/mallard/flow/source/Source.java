@@ -30,6 +30,13 @@ public interface Source extends AutoCloseable {
         commit(nextOffsets);
     }
 
+    /**
+     * Records that everything before these positions is processed by this process, whatever {@link #commit} stores
+     * (a window commits lower positions). A partition a rebalance takes away and gives straight back continues from
+     * here, not from the committed position.
+     */
+    default void processed(Map<Partition, Long> nextOffsets) {}
+
     /** The notes committed with the positions of partitions assigned since the last call. */
     default Map<Partition, String> takeAssignedMetadata() {
         return Map.of();

@@ -200,4 +200,57 @@ class WindowPipelineIT {
     private static PipelineConfig oneByOne(String topic) {
         return config(topic, 60, 60, "SELECT bucket, city, sum(n) AS n FROM closed GROUP BY ALL ORDER BY bucket, city", 1, 600);
     }
+
+    @Test
+    void aRebalanceThatGivesThePartitionsStraightBackDoesNotCountTheirRecordsTwice() throws Exception {
+        String in = topic(2);
+        String other = topic(1);
+        Instant start = Instant.parse("2024-03-01T10:00:00Z");
+        List<String> minuteZero = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            minuteZero.add("{\"timestamp\":\"" + start.plusSeconds(i) + "\",\"properties\":{\"city\":\"a\"}}");
+        }
+        publish(in, minuteZero, 2);
+        // No state file and no idle close: bucket 0 stays open, so Kafka's committed positions stay at its first offsets.
+        PipelineConfig config = config(in, 60, 0, "SELECT bucket, city, sum(n) AS n FROM closed GROUP BY ALL", 1, 600);
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try (PipelineRunner runner = new PipelineRunner(config, ConfigEnvironment.from(Map.of()), new PipelineRunner.Options(0, out))) {
+            Thread running = Thread.ofPlatform().name("pipeline").start(runner::run);
+            awaitScrape(runner, "message_count_messages_total{pipeline=\"pipeline\"} 10.0");
+            // A member of the same group reading another topic: an eager rebalance revokes the pipeline's partitions and
+            // gives them straight back.
+            Properties settings = new Properties();
+            settings.put(org.apache.kafka.clients.consumer.ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+            settings.put(org.apache.kafka.clients.consumer.ConsumerConfig.GROUP_ID_CONFIG, "g-" + in);
+            try (var member = new org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]>(settings,
+                    new org.apache.kafka.common.serialization.ByteArrayDeserializer(), new org.apache.kafka.common.serialization.ByteArrayDeserializer())) {
+                member.subscribe(List.of(other));
+                long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+                while (member.assignment().isEmpty() && System.nanoTime() < deadline) {
+                    member.poll(Duration.ofMillis(100));
+                }
+                assertThat(member.assignment()).hasSize(1);
+            }
+            Thread.sleep(3000);
+            // W moves to 3 minutes: bucket 0 closes.
+            publish(in, List.of("{\"timestamp\":\"" + start.plusSeconds(180) + "\",\"properties\":{\"city\":\"b\"}}",
+                    "{\"timestamp\":\"" + start.plusSeconds(181) + "\",\"properties\":{\"city\":\"b\"}}"), 2);
+            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+            while (printed(out).isEmpty() && System.nanoTime() < deadline) {
+                Thread.sleep(100);
+            }
+            runner.requestStop();
+            running.join(Duration.ofSeconds(60));
+            assertThat(running.isAlive()).isFalse();
+        }
+        assertThat(printed(out)).containsExactly("{\"bucket\":\"" + start + "\",\"city\":\"a\",\"n\":10}");
+    }
+
+    private static void awaitScrape(PipelineRunner runner, String line) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (!runner.scrape().contains(line) && System.nanoTime() < deadline) {
+            Thread.sleep(100);
+        }
+        assertThat(runner.scrape()).contains(line);
+    }
 }
