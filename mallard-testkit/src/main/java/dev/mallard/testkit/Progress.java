@@ -76,7 +76,8 @@ public final class Progress {
      * Since JDK 22 System.console() answers even when the streams are redirected, and Console.isTerminal() tells
      * the two apart; Mallard is built for Java 21, so that method is looked up when it exists.
      */
-    private static boolean attachedToTerminal() {
+    /** Whether this JVM's output goes to a terminal (so progress lines and colours make sense). */
+    public static boolean attachedToTerminal() {
         Console console = System.console();
         if (console == null) {
             return false;

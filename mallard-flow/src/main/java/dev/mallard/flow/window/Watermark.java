@@ -61,11 +61,6 @@ public final class Watermark {
         return value;
     }
 
-    /** The newest event time placed from any partition, or {@link #NONE}. */
-    public long newest() {
-        return newest;
-    }
-
     /** The partitions this reader holds now: new ones start their idle clock, missing ones leave the minimum. */
     public void assignment(Set<Partition> held, long nowNanos) {
         requireNonNull(held, "held is null");
@@ -73,16 +68,6 @@ public final class Watermark {
         for (Partition partition : held) {
             partitions.computeIfAbsent(partition, p -> new PartitionState(nowNanos));
         }
-    }
-
-    /** A partition was (re)assigned: it holds W until it delivers or goes idle. */
-    public void assigned(Partition partition, long nowNanos) {
-        partitions.put(requireNonNull(partition, "partition is null"), new PartitionState(nowNanos));
-    }
-
-    /** Another member holds the partition now: it leaves the minimum. */
-    public void revoked(Partition partition) {
-        partitions.remove(partition);
     }
 
     /** The partition's session failed: it holds the minimum and is never idle until it delivers again. */

@@ -367,8 +367,7 @@ class WindowSimulatorTest {
     void aFailedSessionHoldsTheMinimumAndIsNeverIdle() {
         Watermark w = new Watermark(60, 0, 30, Watermark.NONE);
         long now = 0;
-        w.assigned(P0, now);
-        w.assigned(P1, now);
+        w.assignment(Set.of(P0, P1), now);
         w.placed(P0, 500_000_000L, now);
         w.placed(P1, 100_000_000L, now);
         w.failed(P1, now);
