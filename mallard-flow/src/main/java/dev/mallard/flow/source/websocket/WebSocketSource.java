@@ -108,7 +108,6 @@ public final class WebSocketSource implements Source, MeteredSource {
             Connection connection = new Connection();
             try {
                 current = client.newWebSocketBuilder().connectTimeout(CONNECT_TIMEOUT).buildAsync(uri, connection).get();
-                state = State.CONNECTED;
                 LOG.info("websocket connected uri={} reconnects={}", uri, reconnects.get());
                 connection.ended.get();
                 failures = connection.delivered ? 1 : failures + 1;
@@ -151,6 +150,8 @@ public final class WebSocketSource implements Source, MeteredSource {
 
         @Override
         public void onOpen(WebSocket webSocket) {
+            // Here rather than when buildAsync's future completes: the client may deliver messages before that.
+            state = State.CONNECTED;
             webSocket.request(1);
         }
 
