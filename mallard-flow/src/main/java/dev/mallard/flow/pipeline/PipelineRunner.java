@@ -101,6 +101,8 @@ public final class PipelineRunner implements AutoCloseable {
     private PipelineMetrics metrics;
     private long consumed;
     private long errors;
+    // Per partition, the next offset this run processed up to (partitions a rebalance moved away leave it).
+    private final Map<Partition, Long> processed = new HashMap<>();
 
     public PipelineRunner(PipelineConfig config, ConfigEnvironment environment, Options options) {
         this(config, environment, options, PipelineRunner::openSource);
@@ -206,7 +208,7 @@ public final class PipelineRunner implements AutoCloseable {
                 }
                 while (true) {
                     long reading = System.nanoTime();
-                    List<Message> batch = gather(source);
+                    List<Message> batch = gather(source, window, offsets);
                     if (window != null) {
                         window.previousOwners(source.takeAssignedMetadata());
                         window.follow(source.assignment(), System.nanoTime());
@@ -224,8 +226,8 @@ public final class PipelineRunner implements AutoCloseable {
                             kafka.lag().forEach((partition, lag) -> metrics.consumerLag(partition.topic(), partition.partition(), lag));
                         }
                     }
-                    if (window != null) {
-                        window.tick(source.assignment(), System.nanoTime());
+                    if (window != null && window.tick(source.assignment(), System.nanoTime())) {
+                        commitClosed(source, window);
                     }
                     if (stopRequested || limitReached()) {
                         break;
@@ -233,6 +235,7 @@ public final class PipelineRunner implements AutoCloseable {
                 }
                 if (window != null) {
                     window.closeBuckets();
+                    commitClosed(source, window);
                 }
                 LOG.info("pipeline stopped name={} messages={} errors={}", pipeline.name(), consumed, errors);
             }
@@ -254,12 +257,23 @@ public final class PipelineRunner implements AutoCloseable {
         return new TumblingWindow(window, engine, times, sink, new WindowMetrics(registry, config.pipeline().name(), window.table()));
     }
 
+    /**
+     * After buckets closed: the feeds they held no longer hold Kafka's positions back, and the next owner of a
+     * partition must see how far this window closed, or a rebalance before the next batch would have it publish
+     * those buckets again.
+     */
+    private void commitClosed(Source source, TumblingWindow window) {
+        if (!processed.isEmpty()) {
+            source.commit(window.commitPositions(processed), window.commitMetadata());
+        }
+    }
+
     private boolean limitReached() {
         return options.maxMessages() > 0 && consumed >= options.maxMessages();
     }
 
     /** Up to batch_size messages, or what arrived within flush_interval_seconds, or what arrived before a stop. */
-    private List<Message> gather(Source source) {
+    private List<Message> gather(Source source, TumblingWindow window, Optional<OffsetStore> offsets) {
         int batchSize = config.pipeline().batchSize();
         long remaining = options.maxMessages() > 0 ? options.maxMessages() - consumed : Long.MAX_VALUE;
         List<Message> batch = new ArrayList<>();
@@ -278,6 +292,20 @@ public final class PipelineRunner implements AutoCloseable {
                 int before = batch.size();
                 batch.removeIf(message -> revoked.contains(new Partition(message.topic(), message.partition())));
                 LOG.info("partitions revoked while gathering a batch partitions={} messages_dropped={}", revoked, before - batch.size());
+            }
+            Set<Partition> movedAway = source.takeMovedAway();
+            if (!movedAway.isEmpty()) {
+                processed.keySet().removeAll(movedAway);
+                if (window != null) {
+                    // Their share of the open buckets goes with them; the rest is rebuilt from the partitions held.
+                    Map<Partition, Long> again = window.handOver(movedAway, Map.copyOf(processed), System.nanoTime(),
+                            positions -> offsets.ifPresent(store -> store.record(positions)));
+                    source.rewind(again);
+                    processed.putAll(again);
+                    batch.removeIf(message -> again.containsKey(new Partition(message.topic(), message.partition())));
+                    polled = new ArrayList<>(polled);
+                    polled.removeIf(message -> again.containsKey(new Partition(message.topic(), message.partition())));
+                }
             }
             batch.addAll(polled);
         }
@@ -362,6 +390,7 @@ public final class PipelineRunner implements AutoCloseable {
                 throw e;
             }
             source.processed(next);
+            processed.putAll(next);
             timed(Phase.SOURCE_COMMIT, () -> {
                 if (window == null) {
                     source.commit(next);
@@ -373,6 +402,7 @@ public final class PipelineRunner implements AutoCloseable {
             });
             if (closing) {
                 window.closeBuckets();
+                commitClosed(source, window);
             }
             consumed += batch.size();
             long elapsed = System.nanoTime() - started;

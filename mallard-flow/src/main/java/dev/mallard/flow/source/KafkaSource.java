@@ -50,6 +50,7 @@ public final class KafkaSource implements Source {
     // position, which a window keeps lower than what was processed.
     private final Map<Partition, Long> processed = new HashMap<>();
     private final Map<Partition, Long> justRevoked = new HashMap<>();
+    private final Set<Partition> movedAway = new HashSet<>();
 
     /**
      * @param storedOffsets the next offset per partition recorded in the pipeline's state, applied on assignment
@@ -136,6 +137,7 @@ public final class KafkaSource implements Source {
                     }
                 }
                 // A partition that went to another member and comes back later starts from what the group committed.
+                movedAway.addAll(justRevoked.keySet());
                 justRevoked.clear();
                 if (!unknown.isEmpty()) {
                     LOG.info("the state file has no offset for these partitions; starting them per auto_offset_reset={} partitions={}",
@@ -217,6 +219,25 @@ public final class KafkaSource implements Source {
     @Override
     public void processed(Map<Partition, Long> nextOffsets) {
         processed.putAll(nextOffsets);
+    }
+
+    @Override
+    public Set<Partition> takeMovedAway() {
+        if (movedAway.isEmpty()) {
+            return Set.of();
+        }
+        Set<Partition> taken = Set.copyOf(movedAway);
+        movedAway.clear();
+        return taken;
+    }
+
+    @Override
+    public void rewind(Map<Partition, Long> positions) {
+        buffered.removeIf(record -> positions.containsKey(new Partition(record.topic(), record.partition())));
+        positions.forEach((partition, offset) -> {
+            consumer.seek(new TopicPartition(partition.topic(), partition.partition()), offset);
+            processed.put(partition, offset);
+        });
     }
 
     @Override

@@ -51,6 +51,24 @@ public interface Source extends AutoCloseable {
         return Set.of();
     }
 
+    /**
+     * The partitions a rebalance gave to another group member since the last call, of those this reader had
+     * processed records from: unlike {@link #takeRevoked}, not the ones it was given straight back.
+     */
+    default Set<Partition> takeMovedAway() {
+        return Set.of();
+    }
+
+    /**
+     * Reads these partitions again from these positions (next offsets), dropping what was read ahead of them. Only
+     * sources whose partitions can move ({@link #takeMovedAway}) are asked.
+     */
+    default void rewind(Map<Partition, Long> positions) {
+        if (!positions.isEmpty()) {
+            throw new IllegalStateException(this + " cannot read its partitions again");
+        }
+    }
+
     /** The partitions this reader holds now, when the source knows (a consumer group member does). */
     default Optional<Set<Partition>> assignment() {
         return Optional.empty();

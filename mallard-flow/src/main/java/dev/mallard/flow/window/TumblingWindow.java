@@ -71,6 +71,9 @@ public final class TumblingWindow implements AutoCloseable {
     private final Map<Partition, Map<Long, Long>> feeds = new HashMap<>();
     // Per partition, how far a previous owner had closed (from its commit metadata): its buckets are final.
     private final Map<Partition, Long> finalized = new HashMap<>();
+    // Per partition read again after a hand-over: [the position it had been processed to, how far the window had
+    // closed then]. Below that position, records of buckets closed by then are already in the table and published.
+    private final Map<Partition, long[]> rebuilding = new HashMap<>();
 
     /**
      * Checks the window's table and state, and restores its watermark.
@@ -141,7 +144,13 @@ public final class TumblingWindow implements AutoCloseable {
             watermark.arrived(partition, nowNanos);
             long bucket = bucketStart(time);
             Long finalizedUpTo = finalized.get(partition);
-            if (finalizedUpTo != null && bucket + sizeMicros <= finalizedUpTo) {
+            long[] rebuilt = rebuilding.get(partition);
+            if (rebuilt != null && message.offset() >= rebuilt[0]) {
+                rebuilding.remove(partition);
+                rebuilt = null;
+            }
+            if (finalizedUpTo != null && bucket + sizeMicros <= finalizedUpTo
+                    || rebuilt != null && rebuilt[1] != Watermark.NONE && bucket + sizeMicros <= rebuilt[1]) {
                 // A replay after a takeover or a lost state: the previous owner already published this bucket.
                 replayed++;
             } else if (time > futureLimit) {
@@ -231,6 +240,71 @@ public final class TumblingWindow implements AutoCloseable {
         });
     }
 
+    /**
+     * A rebalance gave these partitions to another group member, which rebuilds their share of the open buckets from
+     * the positions this window committed for them. The window's rows aggregate every partition, so this member
+     * cannot take their share out: it deletes the rows of every open bucket and rebuilds them from the partitions it
+     * still holds, each read again from the first offset that fed an open bucket. The delete, the forgotten feeds
+     * and (through {@code recordPositions}, with a state path) those positions commit in one transaction, so a
+     * crash in between leaves either the old rows or the rewound positions. Closed buckets stay as they are:
+     * replayed records of them are dropped (counted as {@code finalized}).
+     *
+     * @param processed per partition held, the next offset this process had got to
+     * @param recordPositions records the rewound positions in the pipeline's state, in the transaction
+     * @return per partition to read again, the position to read it from
+     */
+    public Map<Partition, Long> handOver(Set<Partition> movedAway, Map<Partition, Long> processed, long nowNanos,
+            java.util.function.Consumer<Map<Partition, Long>> recordPositions) {
+        long openFrom = closedUpTo == Watermark.NONE ? Watermark.NONE : closedUpTo - sizeMicros;
+        Map<Partition, Long> again = new HashMap<>();
+        feeds.forEach((partition, fed) -> {
+            if (!movedAway.contains(partition) && processed.containsKey(partition)) {
+                fed.forEach((bucket, offset) -> {
+                    if (bucket > openFrom) {
+                        again.merge(partition, offset, Math::min);
+                    }
+                });
+            }
+        });
+        String table = identifier(config.table());
+        try (Statement statement = main.createStatement()) {
+            statement.execute("BEGIN TRANSACTION");
+            try {
+                statement.execute("DELETE FROM " + table + " WHERE " + identifier(config.timeColumn()) + " > " + timestamp(openFrom));
+                try (PreparedStatement open = main.prepareStatement("DELETE FROM " + FEEDS + " WHERE \"window\" = ? AND bucket_us > ?")) {
+                    open.setString(1, config.table());
+                    open.setLong(2, openFrom);
+                    open.execute();
+                }
+                try (PreparedStatement gone = main.prepareStatement("DELETE FROM " + FEEDS + " WHERE \"window\" = ? AND topic = ? AND \"partition\" = ?")) {
+                    for (Partition partition : movedAway) {
+                        gone.setString(1, config.table());
+                        gone.setString(2, partition.topic());
+                        gone.setInt(3, partition.partition());
+                        gone.execute();
+                    }
+                }
+                recordPositions.accept(again);
+                statement.execute("COMMIT");
+            } catch (SQLException | RuntimeException e) {
+                statement.execute("ROLLBACK");
+                throw e;
+            }
+        } catch (SQLException e) {
+            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot hand the window's open buckets over after a rebalance: "
+                    + firstLine(e), e);
+        }
+        movedAway.forEach(feeds::remove);
+        feeds.values().forEach(fed -> fed.keySet().removeIf(bucket -> bucket > openFrom));
+        again.forEach((partition, offset) -> {
+            rebuilding.put(partition, new long[] {processed.get(partition), closedUpTo});
+            watermark.rebuilding(partition, nowNanos);
+        });
+        LOG.info("window rebuilds its open buckets after partitions moved to another member window={} moved={} read_again_from={}",
+                config.table(), movedAway, again);
+        return again;
+    }
+
     private void recordFeed(Partition partition, long bucket, long offset) {
         try (PreparedStatement insert = main.prepareStatement("INSERT INTO " + FEEDS + " VALUES (?, ?, ?, ?, ?)")) {
             insert.setString(1, config.table());
@@ -247,12 +321,16 @@ public final class TumblingWindow implements AutoCloseable {
     /**
      * Between batches: follows the source's assignment and lets idle partitions go. When W moves, it is recorded
      * and the closed buckets are published.
+     *
+     * @return true when buckets closed
      */
-    public void tick(Optional<Set<Partition>> assignment, long nowNanos) {
+    public boolean tick(Optional<Set<Partition>> assignment, long nowNanos) {
         assignment.ifPresent(held -> watermark.assignment(held, nowNanos));
         if (advance(nowNanos, main)) {
             closeBuckets();
+            return true;
         }
+        return false;
     }
 
     /**

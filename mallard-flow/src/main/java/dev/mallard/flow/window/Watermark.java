@@ -75,6 +75,16 @@ public final class Watermark {
         partitions.computeIfAbsent(partition, p -> new PartitionState(nowNanos)).failed = true;
     }
 
+    /**
+     * The partition is read again from an earlier position to rebuild its rows: until the replay places records it
+     * holds W where it is, as a partition that has delivered nothing does, so no bucket closes half rebuilt.
+     */
+    public void rebuilding(Partition partition, long nowNanos) {
+        PartitionState state = partitions.computeIfAbsent(partition, p -> new PartitionState(nowNanos));
+        state.newest = NONE;
+        state.activeSinceNanos = Math.max(state.activeSinceNanos, nowNanos);
+    }
+
     /** A record arrived from the partition (placed or refused): its idle clock restarts. */
     public void arrived(Partition partition, long nowNanos) {
         PartitionState state = partitions.computeIfAbsent(partition, p -> new PartitionState(nowNanos));

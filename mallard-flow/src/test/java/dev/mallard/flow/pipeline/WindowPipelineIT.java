@@ -246,6 +246,50 @@ class WindowPipelineIT {
         assertThat(printed(out)).containsExactly("{\"bucket\":\"" + start + "\",\"city\":\"a\",\"n\":10}");
     }
 
+    @Test
+    void aPartitionThatMovesToAnotherWorkerIsPublishedByThatWorkerAloneAndTheRestIsRebuilt() throws Exception {
+        String in = topic(2);
+        Instant start = Instant.parse("2024-03-01T10:00:00Z");
+        // Keyed by partition, as a scaled-out window needs: city a on partition 0, city b on partition 1.
+        List<String> minuteZero = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            minuteZero.add("{\"timestamp\":\"" + start.plusSeconds(i) + "\",\"properties\":{\"city\":\"" + (i % 2 == 0 ? "a" : "b") + "\"}}");
+        }
+        publish(in, minuteZero, 2);
+        // No grace, no idle close within the test: bucket 0 stays open until minute 3 arrives on both partitions.
+        PipelineConfig config = config(in, 60, 0, "SELECT bucket, city, sum(n) AS n FROM closed GROUP BY ALL", 50, 600);
+        ByteArrayOutputStream outA = new ByteArrayOutputStream();
+        ByteArrayOutputStream outB = new ByteArrayOutputStream();
+        try (PipelineRunner a = new PipelineRunner(config, ConfigEnvironment.from(Map.of()), new PipelineRunner.Options(0, outA));
+                PipelineRunner b = new PipelineRunner(config, ConfigEnvironment.from(Map.of()), new PipelineRunner.Options(0, outB))) {
+            Thread runningA = Thread.ofPlatform().name("worker-a").start(a::run);
+            awaitScrape(a, "message_count_messages_total{pipeline=\"pipeline\"} 20.0");
+            // A second worker joins: one partition moves to it, with A's share of bucket 0 from that partition. B reads it
+            // from the position A committed (bucket 0's first offset); A rebuilds bucket 0 from the partition it keeps.
+            Thread runningB = Thread.ofPlatform().name("worker-b").start(b::run);
+            awaitScrape(b, "message_count_messages_total{pipeline=\"pipeline\"} 10.0");
+            awaitScrape(a, "message_count_messages_total{pipeline=\"pipeline\"} 30.0");
+            publish(in, List.of("{\"timestamp\":\"" + start.plusSeconds(180) + "\",\"properties\":{\"city\":\"a\"}}",
+                    "{\"timestamp\":\"" + start.plusSeconds(181) + "\",\"properties\":{\"city\":\"b\"}}"), 2);
+            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+            while ((printed(outA).isEmpty() || printed(outB).isEmpty()) && System.nanoTime() < deadline) {
+                Thread.sleep(100);
+            }
+            a.requestStop();
+            b.requestStop();
+            runningA.join(Duration.ofSeconds(60));
+            runningB.join(Duration.ofSeconds(60));
+            assertThat(runningA.isAlive()).isFalse();
+            assertThat(runningB.isAlive()).isFalse();
+        }
+        List<String> published = new ArrayList<>(printed(outA));
+        published.addAll(printed(outB));
+        assertThat(published).as("each city's bucket 0 published once, whole, by the worker that holds its partition")
+                .containsExactlyInAnyOrder(
+                        "{\"bucket\":\"" + start + "\",\"city\":\"a\",\"n\":10}",
+                        "{\"bucket\":\"" + start + "\",\"city\":\"b\",\"n\":10}");
+    }
+
     private static void awaitScrape(PipelineRunner runner, String line) throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while (!runner.scrape().contains(line) && System.nanoTime() < deadline) {
