@@ -26,6 +26,9 @@ final class TimedSource implements Source {
     private long lastCommitted;
     private long commitNanos;
     private String finalMetrics = "";
+    // The next offset committed per partition: the topic is fresh, so their sum is the messages committed. The
+    // pipeline gathers the next batch while one is handled, so what was polled runs ahead of what was committed.
+    private final java.util.Map<Partition, Long> committed = new java.util.HashMap<>();
 
     TimedSource(Source delegate, long expected, Supplier<String> scrape) {
         this.delegate = requireNonNull(delegate, "delegate is null");
@@ -57,11 +60,32 @@ final class TimedSource implements Source {
             return;
         }
         commitNanos += done - started;
-        if (polled >= expected) {
+        committed.putAll(nextOffsets);
+        if (committed.values().stream().mapToLong(Long::longValue).sum() >= expected) {
             lastCommitted = done;
             lastCpu = ProcessCpu.selfNanos();
             finalMetrics = scrape.get();
         }
+    }
+
+    @Override
+    public void processed(Map<Partition, Long> nextOffsets) {
+        delegate.processed(nextOffsets);
+    }
+
+    @Override
+    public void beforeRevocation(Runnable settle) {
+        delegate.beforeRevocation(settle);
+    }
+
+    @Override
+    public java.util.Set<Partition> takeRevoked() {
+        return delegate.takeRevoked();
+    }
+
+    @Override
+    public java.util.Optional<java.util.Set<Partition>> assignment() {
+        return delegate.assignment();
     }
 
     @Override
