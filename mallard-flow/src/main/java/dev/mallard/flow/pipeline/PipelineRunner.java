@@ -214,7 +214,7 @@ public final class PipelineRunner implements AutoCloseable {
                     }
                     while (true) {
                         long reading = System.nanoTime();
-                        List<Message> batch = gather(source, window, offsets, inFlight == null ? 0 : inFlight.size());
+                        List<Message> batch = gather(source, window, offsets, inFlight);
                         if (window != null) {
                             window.previousOwners(source.takeAssignedMetadata());
                             window.follow(source.assignment(), System.nanoTime());
@@ -289,9 +289,9 @@ public final class PipelineRunner implements AutoCloseable {
     }
 
     /** Up to batch_size messages, or what arrived within flush_interval_seconds, or what arrived before a stop. */
-    private List<Message> gather(Source source, TumblingWindow window, Optional<OffsetStore> offsets, int inFlight) {
+    private List<Message> gather(Source source, TumblingWindow window, Optional<OffsetStore> offsets, InFlight inFlight) {
         int batchSize = config.pipeline().batchSize();
-        long remaining = options.maxMessages() > 0 ? options.maxMessages() - consumed - inFlight : Long.MAX_VALUE;
+        long remaining = options.maxMessages() > 0 ? options.maxMessages() - consumed - (inFlight == null ? 0 : inFlight.size()) : Long.MAX_VALUE;
         List<Message> batch = new ArrayList<>();
         long deadline = System.nanoTime() + Duration.ofSeconds(config.pipeline().flushIntervalSeconds()).toNanos();
         while (batch.size() < batchSize && batch.size() < remaining && !stopRequested) {
@@ -301,6 +301,9 @@ public final class PipelineRunner implements AutoCloseable {
             }
             int want = (int) Math.min(batchSize - batch.size(), remaining - batch.size());
             List<Message> polled = source.poll(Duration.ofNanos(Math.min(left, POLL_SLICE.toNanos())), want);
+            if (inFlight != null) {
+                inFlight.settleIfDone(source);
+            }
             Set<Partition> revoked = source.takeRevoked();
             if (!revoked.isEmpty()) {
                 // A rebalance took these partitions during the gather; whoever reads them next (this pipeline
@@ -618,6 +621,13 @@ public final class PipelineRunner implements AutoCloseable {
                 throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "interrupted while a batch was being handled", e);
             }
             batcher.complete(handled, source);
+        }
+
+        /** {@link #settle} when the batch in flight is done, so its positions and acknowledgements do not wait for the gather. */
+        void settleIfDone(Source source) {
+            if (running != null && running.isDone()) {
+                settle(source);
+            }
         }
 
         /**
