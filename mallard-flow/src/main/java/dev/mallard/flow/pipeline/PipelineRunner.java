@@ -239,7 +239,7 @@ public final class PipelineRunner implements AutoCloseable {
                                 kafka.lag().forEach((partition, lag) -> metrics.consumerLag(partition.topic(), partition.partition(), lag));
                             }
                         }
-                        if (window != null && window.tick(source.assignment(), System.nanoTime())) {
+                        if (window != null && window.tick(source.assignment(), System.nanoTime(), source::readToEnd)) {
                             commitClosed(source, window);
                         }
                         if ((stopRequested || limitReached()) && (inFlight == null || inFlight.size() == 0)) {

@@ -36,6 +36,7 @@ import org.slf4j.LoggerFactory;
 public final class KafkaSource implements Source {
     private static final Logger LOG = LoggerFactory.getLogger(KafkaSource.class);
     private static final Duration COMMIT_TIMEOUT = Duration.ofSeconds(30);
+    private static final Duration END_OFFSETS_TIMEOUT = Duration.ofSeconds(3);
 
     private final KafkaConsumer<byte[], byte[]> consumer;
     private final ArrayDeque<ConsumerRecord<byte[], byte[]>> buffered = new ArrayDeque<>();
@@ -275,6 +276,39 @@ public final class KafkaSource implements Source {
             held.add(new Partition(partition.topic(), partition.partition()));
         }
         return java.util.Optional.of(held);
+    }
+
+    /**
+     * Asks the partitions' leaders for their end offsets and compares them with what this reader handed out. A
+     * partition whose leader does not answer within a few seconds is left out of the answer.
+     */
+    @Override
+    public Map<Partition, Boolean> readToEnd(Set<Partition> partitions) {
+        Map<Partition, Boolean> answer = new HashMap<>();
+        Map<TopicPartition, Partition> asked = new HashMap<>();
+        Set<TopicPartition> held = consumer.assignment();
+        for (Partition partition : partitions) {
+            TopicPartition topicPartition = new TopicPartition(partition.topic(), partition.partition());
+            if (held.contains(topicPartition)) {
+                asked.put(topicPartition, partition);
+            }
+        }
+        if (asked.isEmpty()) {
+            return answer;
+        }
+        try {
+            Map<TopicPartition, Long> ends = consumer.endOffsets(asked.keySet(), END_OFFSETS_TIMEOUT);
+            for (Map.Entry<TopicPartition, Long> end : ends.entrySet()) {
+                Partition partition = asked.get(end.getKey());
+                boolean unreadBuffered = buffered.stream().anyMatch(record -> record.partition() == partition.partition()
+                        && record.topic().equals(partition.topic()));
+                long position = consumer.position(end.getKey(), END_OFFSETS_TIMEOUT);
+                answer.put(partition, !unreadBuffered && position >= end.getValue());
+            }
+        } catch (KafkaException e) {
+            LOG.warn("cannot ask the brokers how far the partitions go partitions={} error={}", asked.values(), e.toString());
+        }
+        return answer;
     }
 
     /** Messages per partition not yet read, for the consumer_lag gauge. */

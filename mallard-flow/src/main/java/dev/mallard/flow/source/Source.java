@@ -76,6 +76,22 @@ public interface Source extends AutoCloseable {
         }
     }
 
+    /** The answer of a source that cannot tell: every partition asked about is read to its end. */
+    java.util.function.Function<Set<Partition>, Map<Partition, Boolean>> ALWAYS_READ_TO_END = partitions -> {
+        Map<Partition, Boolean> answer = new java.util.HashMap<>();
+        partitions.forEach(partition -> answer.put(partition, true));
+        return answer;
+    };
+
+    /**
+     * Whether each of these partitions is read to its end: true when nothing is left to read, false when records
+     * wait that the caller has not been given. A partition missing from the answer could not be asked about (a
+     * broker that does not answer). Sources that cannot tell say true for every partition.
+     */
+    default Map<Partition, Boolean> readToEnd(Set<Partition> partitions) {
+        return ALWAYS_READ_TO_END.apply(partitions);
+    }
+
     /** The partitions this reader holds now, when the source knows (a consumer group member does). */
     default Optional<Set<Partition>> assignment() {
         return Optional.empty();

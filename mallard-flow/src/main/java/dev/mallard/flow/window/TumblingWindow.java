@@ -10,6 +10,7 @@ import dev.mallard.flow.handler.EventTimeReader;
 import dev.mallard.flow.sink.ResultTable;
 import dev.mallard.flow.sink.Sink;
 import dev.mallard.flow.source.Message;
+import dev.mallard.flow.source.Source;
 import dev.mallard.flow.source.Source.Partition;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -22,6 +23,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.Function;
 import org.duckdb.DuckDBConnection;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -74,6 +76,11 @@ public final class TumblingWindow implements AutoCloseable {
     // Per partition read again after a hand-over: [the position it had been processed to, how far the window had
     // closed then]. Below that position, records of buckets closed by then are already in the table and published.
     private final Map<Partition, long[]> rebuilding = new HashMap<>();
+    // Silent partitions the source confirmed are read to their end since they last delivered: only those count as idle.
+    private final Set<Partition> readToEnd = new java.util.HashSet<>();
+    private long lastProbeNanos = Long.MIN_VALUE;
+    /** How often a partition whose source could not be asked is asked again. */
+    private static final long PROBE_INTERVAL_NANOS = 1_000_000_000L;
 
     /**
      * Checks the window's table and state, and restores its watermark.
@@ -142,6 +149,7 @@ public final class TumblingWindow implements AutoCloseable {
             }
             Partition partition = new Partition(message.topic(), message.partition());
             watermark.arrived(partition, nowNanos);
+            readToEnd.remove(partition);
             long bucket = bucketStart(time);
             Long finalizedUpTo = finalized.get(partition);
             long[] rebuilt = rebuilding.get(partition);
@@ -318,14 +326,43 @@ public final class TumblingWindow implements AutoCloseable {
         }
     }
 
+    /** {@link #tick(Optional, long, Function)} with a source that cannot tell: silence alone makes a partition idle. */
+    public boolean tick(Optional<Set<Partition>> assignment, long nowNanos) {
+        return tick(assignment, nowNanos, Source.ALWAYS_READ_TO_END);
+    }
+
     /**
-     * Between batches: follows the source's assignment and lets idle partitions go. When W moves, it is recorded
-     * and the closed buckets are published.
+     * Between batches: follows the source's assignment and lets idle partitions go. A partition silent for
+     * idle_close_seconds is idle only once the source confirms it is read to its end ({@code readToEnd}, see
+     * {@link Source#readToEnd}): one with records still to read restarts its idle clock, and one whose source could
+     * not be asked (its session failed: the broker is unreachable, say) holds the minimum and is never idle until it
+     * delivers or the source answers again. When W moves, it is recorded and the closed buckets are published.
      *
      * @return true when buckets closed
      */
-    public boolean tick(Optional<Set<Partition>> assignment, long nowNanos) {
+    public boolean tick(Optional<Set<Partition>> assignment, long nowNanos, Function<Set<Partition>, Map<Partition, Boolean>> readToEnd) {
         assignment.ifPresent(held -> watermark.assignment(held, nowNanos));
+        Set<Partition> silent = watermark.silent(nowNanos);
+        silent.removeAll(this.readToEnd);
+        boolean onlyFailed = silent.stream().allMatch(watermark::isFailed);
+        if (!silent.isEmpty() && (!onlyFailed || nowNanos - lastProbeNanos >= PROBE_INTERVAL_NANOS)) {
+            lastProbeNanos = nowNanos;
+            Map<Partition, Boolean> answers = readToEnd.apply(silent);
+            for (Partition partition : silent) {
+                Boolean atEnd = answers.get(partition);
+                if (atEnd == null) {
+                    if (!watermark.isFailed(partition)) {
+                        LOG.warn("window holds for a partition its source cannot be asked about window={} partition={}", config.table(), partition);
+                    }
+                    watermark.failed(partition, nowNanos);
+                } else if (atEnd) {
+                    watermark.recovered(partition);
+                    this.readToEnd.add(partition);
+                } else {
+                    watermark.arrived(partition, nowNanos);
+                }
+            }
+        }
         if (advance(nowNanos, main)) {
             closeBuckets();
             return true;

@@ -85,6 +85,31 @@ public final class Watermark {
         state.activeSinceNanos = Math.max(state.activeSinceNanos, nowNanos);
     }
 
+    /** The partition's source answers again after a failure: silent, it may count as idle again. */
+    public void recovered(Partition partition) {
+        PartitionState state = partitions.get(partition);
+        if (state != null) {
+            state.failed = false;
+        }
+    }
+
+    /** Whether the partition's session failed ({@link #failed}) and it has not delivered or recovered since. */
+    public boolean isFailed(Partition partition) {
+        PartitionState state = partitions.get(partition);
+        return state != null && state.failed;
+    }
+
+    /** The partitions silent for idle_close_seconds at this instant, failed or not. */
+    public Set<Partition> silent(long nowNanos) {
+        Set<Partition> silent = new java.util.HashSet<>();
+        partitions.forEach((partition, state) -> {
+            if (nowNanos - state.activeSinceNanos >= idleNanos) {
+                silent.add(partition);
+            }
+        });
+        return silent;
+    }
+
     /** A record arrived from the partition (placed or refused): its idle clock restarts. */
     public void arrived(Partition partition, long nowNanos) {
         PartitionState state = partitions.computeIfAbsent(partition, p -> new PartitionState(nowNanos));

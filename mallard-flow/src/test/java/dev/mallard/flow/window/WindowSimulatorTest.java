@@ -54,6 +54,10 @@ class WindowSimulatorTest {
     private long clockNanos = 1_000_000_000L;
     private final Set<Partition> assignment = new LinkedHashSet<>();
     private final Map<Partition, Long> offsets = new HashMap<>();
+    // The scripted broker: partitions it cannot be asked about, partitions with records not read yet, and what was asked.
+    private final Set<Partition> unreachable = new java.util.HashSet<>();
+    private final Set<Partition> unread = new java.util.HashSet<>();
+    private final List<Partition> asked = new ArrayList<>();
 
     private void start(Engine opened, Optional<Long> maxFutureSeconds) throws SQLException {
         start(opened, maxFutureSeconds, 0);
@@ -94,12 +98,24 @@ class WindowSimulatorTest {
     private void assign(Partition... partitions) {
         assignment.clear();
         assignment.addAll(List.of(partitions));
-        window.tick(Optional.of(Set.copyOf(assignment)), clockNanos);
+        window.tick(Optional.of(Set.copyOf(assignment)), clockNanos, this::askBroker);
     }
 
     private void elapse(long seconds) {
         clockNanos += seconds * 1_000_000_000L;
-        window.tick(Optional.of(Set.copyOf(assignment)), clockNanos);
+        window.tick(Optional.of(Set.copyOf(assignment)), clockNanos, this::askBroker);
+    }
+
+    /** The scripted broker's answer to "is this partition read to its end": by default yes, for every partition. */
+    private Map<Partition, Boolean> askBroker(Set<Partition> partitions) {
+        asked.addAll(partitions);
+        Map<Partition, Boolean> answer = new java.util.HashMap<>();
+        for (Partition partition : partitions) {
+            if (!unreachable.contains(partition)) {
+                answer.put(partition, !unread.contains(partition));
+            }
+        }
+        return answer;
     }
 
     /** One batch from one partition: admit, write (the handler's count by bucket and city), place, commit, close. */
@@ -361,6 +377,42 @@ class WindowSimulatorTest {
             rows.next();
             assertThat(rows.getLong(1)).as("bucket 0's rows are deleted once its lateness ran out").isZero();
         }
+    }
+
+    @Test
+    void aSilentPartitionWhoseBrokerCannotBeAskedHoldsUntilItAnswers() throws Exception {
+        start();
+        assign(P0, P1);
+        deliver(P1, "10 b");
+        deliver(P0, "10 a", "200 a");
+        unreachable.add(P1);
+        elapse(31);
+        assertThat(published()).as("P1 is silent, but nobody can say it has nothing more: it holds").isEmpty();
+        elapse(3600);
+        assertThat(published()).as("an hour later it still holds").isEmpty();
+        unreachable.clear();
+        elapse(1);
+        assertThat(published()).as("the broker answers: both read to their end, everything closes")
+                .containsExactly(row(0, "a", 1), row(0, "b", 1), row(3, "a", 1));
+    }
+
+    @Test
+    void aSilentPartitionWithRecordsNotYetReadIsNotIdle() throws Exception {
+        start();
+        assign(P0, P1);
+        deliver(P1, "10 b");
+        deliver(P0, "10 a", "200 a");
+        unread.add(P1);
+        elapse(31);
+        assertThat(published()).as("P1 has records waiting: its idle clock restarts").isEmpty();
+        unread.clear();
+        elapse(29);
+        assertThat(published()).as("within idle_close of the restart").isEmpty();
+        elapse(2);
+        assertThat(published()).containsExactly(row(0, "a", 1), row(0, "b", 1), row(3, "a", 1));
+        asked.clear();
+        elapse(60);
+        assertThat(asked).as("partitions confirmed read to their end are not asked again while silent").isEmpty();
     }
 
     @Test
