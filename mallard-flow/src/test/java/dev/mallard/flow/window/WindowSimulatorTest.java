@@ -120,6 +120,13 @@ class WindowSimulatorTest {
 
     /** One batch from one partition: admit, write (the handler's count by bucket and city), place, commit, close. */
     private void deliver(Partition partition, String... records) throws SQLException {
+        if (deliverWithoutClosing(partition, records)) {
+            window.closeBuckets();
+        }
+    }
+
+    /** {@link #deliver} up to the commit, as if the process stopped there: returns whether a close was due. */
+    private boolean deliverWithoutClosing(Partition partition, String... records) throws SQLException {
         List<Message> batch = new ArrayList<>();
         for (String record : records) {
             String[] parts = record.split(" ");
@@ -137,9 +144,7 @@ class WindowSimulatorTest {
                 insert.execute();
             }
         }
-        if (window.placed(admitted, clockNanos)) {
-            window.closeBuckets();
-        }
+        return window.placed(admitted, clockNanos);
     }
 
     private static long wallMicros(Instant instant) {
@@ -413,6 +418,17 @@ class WindowSimulatorTest {
         asked.clear();
         elapse(60);
         assertThat(asked).as("partitions confirmed read to their end are not asked again while silent").isEmpty();
+    }
+
+    @Test
+    void theDrainsFinalPassPublishesWhatTheLastBatchClosed() throws Exception {
+        start();
+        assign(P0);
+        deliver(P0, "10 a", "20 a");
+        assertThat(deliverWithoutClosing(P0, "130 a")).as("the last batch moved W past bucket 0").isTrue();
+        assertThat(published()).as("a stop request arrived before its close").isEmpty();
+        window.closeBuckets();
+        assertThat(published()).as("the drain's pass").containsExactly(row(0, "a", 2));
     }
 
     @Test
