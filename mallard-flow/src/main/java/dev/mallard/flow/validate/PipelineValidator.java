@@ -52,7 +52,7 @@ public final class PipelineValidator {
         checks.add(Check.of("rules", only(result.errors(), code -> !SCHEMA.contains(code) && !TEMPLATE.contains(code)), List.of(), Optional.empty()));
         try (SqlChecks sql = new SqlChecks(result.loaded().file(), result.loaded().yaml(), result.loaded().renderedText())) {
             List<String[]> resultColumns = new ArrayList<>();
-            for (Check check : List.of(sql.commands(), sql.tables(), sql.handler(resultColumns), sql.sink(resultColumns))) {
+            for (Check check : List.of(sql.commands(), sql.tables(), sql.handler(resultColumns), sql.window(), sql.sink(resultColumns))) {
                 checks.add(check);
                 if (check.status() == Check.Status.FAIL) {
                     errors.addAll(check.problems());

@@ -207,6 +207,146 @@ final class SqlChecks implements AutoCloseable {
         }
     }
 
+    /**
+     * Each window's buckets: a handler statement that inserts into a window's table must cut its buckets as
+     * {@code time_bucket(INTERVAL '<size_seconds> seconds', event_time)}, the buckets the window judges lateness and
+     * closes on (the interval is compared by DuckDB, so {@code INTERVAL 1 HOUR} is a 3600-second window's too). A
+     * StructuredBatch table must have {@code event_time TIMESTAMPTZ}, where the record's time arrives.
+     */
+    Check window() {
+        JsonNode tables = yaml.root().path("tables").path("sql");
+        Outcome outcome = new Outcome(new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
+        boolean any = false;
+        JsonNode handler = yaml.root().path("pipeline").path("handler");
+        String script = handler.path("sql").asText("");
+        List<SqlScript.Statement> statements = SqlScript.split(script);
+        for (int i = 0; i < tables.size(); i++) {
+            JsonNode window = tables.get(i).path("window");
+            if (!window.isObject()) {
+                continue;
+            }
+            any = true;
+            String table = tables.get(i).path("name").asText();
+            long size = window.path("size_seconds").asLong();
+            String expected = "time_bucket(INTERVAL '" + size + " seconds', event_time)";
+            boolean inserts = false;
+            for (SqlScript.Statement statement : statements) {
+                Matcher insert = INSERT_INTO.matcher(statement.sql().strip());
+                if (!insert.find() || !unquoted(lastPart(insert.group(1))).equalsIgnoreCase(table)) {
+                    continue;
+                }
+                inserts = true;
+                List<List<String>> calls = timeBucketCalls(statement.sql());
+                if (calls.isEmpty()) {
+                    outcome.errors().add(handlerProblem(script, statement, "inserts into window table " + table + " without " + expected
+                            + ": the window closes and judges lateness on those buckets; cut them with exactly that expression"));
+                }
+                for (List<String> arguments : calls) {
+                    if (!bucketsLike(arguments, size)) {
+                        outcome.errors().add(handlerProblem(script, statement, "window table " + table + " is filled with time_bucket("
+                                + String.join(", ", arguments) + "); a " + size + "-second window needs " + expected
+                                + " (no origin or offset: the window's buckets start at time_bucket's own origin)"));
+                    }
+                }
+            }
+            if (!inserts) {
+                outcome.warnings().add(windowProblem("pipeline.handler.sql", "the handler does not INSERT INTO window table " + table
+                        + " (checked per statement); whatever fills it must cut buckets as " + expected));
+            }
+        }
+        if (!any) {
+            return Check.skipped("sql.window", "no table declares a window");
+        }
+        if (handler.path("type").asText().equals("handlers.StructuredBatch") && handler.path("table").isTextual()) {
+            String table = handler.path("table").asText();
+            try (PreparedStatement column = sandbox.prepareStatement(
+                    "SELECT data_type FROM duckdb_columns() WHERE table_name = ? AND column_name = 'event_time'")) {
+                column.setString(1, table);
+                try (ResultSet rows = column.executeQuery()) {
+                    if (!rows.next()) {
+                        outcome.errors().add(windowProblem("pipeline.handler.table", "StructuredBatch table " + table
+                                + " has no event_time column, where a windowed pipeline's record time arrives; add `event_time TIMESTAMPTZ`"));
+                    } else if (!rows.getString(1).equals("TIMESTAMP WITH TIME ZONE")) {
+                        outcome.errors().add(windowProblem("pipeline.handler.table", "StructuredBatch table " + table + " declares event_time "
+                                + rows.getString(1) + "; a windowed pipeline needs `event_time TIMESTAMPTZ`"));
+                    }
+                }
+            } catch (SQLException e) {
+                outcome.notRun().add("pipeline.handler.table (" + firstLine(e) + ")");
+            }
+        }
+        return toCheck("sql.window", outcome, false);
+    }
+
+    private static final Pattern INSERT_INTO = Pattern.compile(
+            "(?is)^INSERT\\s+(?:OR\\s+\\w+\\s+)?INTO\\s+((?:\"[^\"]+\"|\\w+)(?:\\.(?:\"[^\"]+\"|\\w+))*)");
+    private static final Pattern TIME_BUCKET = Pattern.compile("(?i)\\btime_bucket\\s*\\(");
+
+    /** The arguments of every time_bucket call in a statement, as text split at the top-level commas. */
+    private static List<List<String>> timeBucketCalls(String sql) {
+        List<List<String>> calls = new ArrayList<>();
+        Matcher call = TIME_BUCKET.matcher(sql);
+        while (call.find()) {
+            List<String> arguments = new ArrayList<>();
+            int depth = 0;
+            char quote = 0;
+            StringBuilder argument = new StringBuilder();
+            for (int i = call.end(); i < sql.length(); i++) {
+                char c = sql.charAt(i);
+                if (quote != 0) {
+                    if (c == quote) {
+                        quote = 0;
+                    }
+                } else if (c == '\'' || c == '"') {
+                    quote = c;
+                } else if (c == '(') {
+                    depth++;
+                } else if (c == ')' && depth-- == 0) {
+                    arguments.add(argument.toString().strip());
+                    break;
+                } else if (c == ',' && depth == 0) {
+                    arguments.add(argument.toString().strip());
+                    argument.setLength(0);
+                    continue;
+                }
+                argument.append(c);
+            }
+            calls.add(arguments);
+        }
+        return calls;
+    }
+
+    /** Whether time_bucket's arguments are (an interval DuckDB equals to this many seconds, event_time). */
+    private boolean bucketsLike(List<String> arguments, long sizeSeconds) {
+        if (arguments.size() != 2 || !unquoted(lastPart(arguments.get(1))).equalsIgnoreCase("event_time")) {
+            return false;
+        }
+        try (PreparedStatement same = sandbox.prepareStatement("SELECT (" + arguments.get(0) + ")::INTERVAL = to_seconds(?)")) {
+            same.setLong(1, sizeSeconds);
+            try (ResultSet rows = same.executeQuery()) {
+                return rows.next() && rows.getBoolean(1);
+            }
+        } catch (SQLException e) {
+            return false;
+        }
+    }
+
+    private static String lastPart(String name) {
+        int dot = name.lastIndexOf('.');
+        return dot < 0 ? name.strip() : name.substring(dot + 1).strip();
+    }
+
+    private static String unquoted(String name) {
+        return name.length() >= 2 && name.startsWith("\"") && name.endsWith("\"") ? name.substring(1, name.length() - 1).replace("\"\"", "\"") : name;
+    }
+
+    private ConfigProblem handlerProblem(String script, SqlScript.Statement statement, String message) {
+        String path = "pipeline.handler.sql";
+        int line = lineOf(path, script, statement);
+        LocatedYaml.Location at = yaml.locate(path);
+        return new ConfigProblem(file, line, line == at.line() ? at.column() : 1, path, ErrorCode.USER_CONFIG_INVALID, message);
+    }
+
     /** Prepares a statement and reports only parser errors: binding needs tables this check cannot know. */
     private void syntaxOnly(String path, String script, SqlScript.Statement statement, Outcome outcome) {
         try (PreparedStatement ignored = sandbox.prepareStatement(statement.sql())) {

@@ -223,4 +223,51 @@ class PipelineValidatorTest {
             });
         }
     }
+
+    private static String windowedHandler(String handler) {
+        return """
+                commands:
+                  - name: events
+                    sql: CREATE TABLE events (city VARCHAR, event_time TIMESTAMP)
+                tables:
+                  sql:
+                    - name: counts
+                      sql: CREATE TABLE counts (bucket TIMESTAMPTZ, n BIGINT)
+                      window: {time_column: bucket, size_seconds: 60, sink: {type: console}}
+                pipeline:
+                  batch_size: 10
+                  source:
+                    type: kafka
+                    kafka: {brokers: [localhost:9092], group_id: g, auto_offset_reset: earliest, topics: [t], event_time: {path: ts}}
+                  handler:
+                %s
+                  sink: {type: noop}
+                """.formatted(handler.indent(4).stripTrailing());
+    }
+
+    @Test
+    void aWindowsBucketsMustBeCutAsTheWindowCutsThem() {
+        String inferred = "type: handlers.InferredMemBatch\nsql: INSERT INTO counts SELECT %s, count(*) FROM batch GROUP BY ALL";
+        assertThat(validate(windowedHandler(inferred.formatted("time_bucket(INTERVAL 1 MINUTE, event_time)"))).errors())
+                .as("DuckDB says one minute is 60 seconds").isEmpty();
+        assertThat(check(validate(windowedHandler(inferred.formatted("time_bucket(INTERVAL 1 MINUTE, event_time)"))), "sql.window").status())
+                .isEqualTo(Check.Status.PASS);
+        record Case(String expression, String says) {}
+        for (Case c : List.of(
+                new Case("time_bucket(INTERVAL '1 hour', event_time)", "needs time_bucket(INTERVAL '60 seconds', event_time)"),
+                new Case("time_bucket(INTERVAL '60 seconds', ts)", "is filled with time_bucket(INTERVAL '60 seconds', ts)"),
+                new Case("time_bucket(INTERVAL '60 seconds', event_time, TIMESTAMPTZ '2024-01-01 00:00:30+00')", "no origin or offset"),
+                new Case("date_trunc('minute', event_time)", "without time_bucket(INTERVAL '60 seconds', event_time)"))) {
+            ValidationReport report = validate(windowedHandler(inferred.formatted(c.expression())));
+            assertThat(report.errors()).as(c.expression()).singleElement().satisfies(problem -> {
+                assertThat(problem.code()).isEqualTo(ErrorCode.USER_CONFIG_INVALID);
+                assertThat(problem.path()).isEqualTo("pipeline.handler.sql");
+                assertThat(problem.message()).contains(c.says());
+            });
+        }
+        ValidationReport structured = validate(windowedHandler("type: handlers.StructuredBatch\ntable: events\n"
+                + "sql: INSERT INTO counts SELECT time_bucket(INTERVAL '60 seconds', event_time), count(*) FROM events GROUP BY ALL"));
+        assertThat(structured.errors()).extracting(ConfigProblem::path).contains("pipeline.handler.table");
+        assertThat(structured.errors()).extracting(ConfigProblem::message).anyMatch(m -> m.contains("needs `event_time TIMESTAMPTZ`"));
+    }
 }
