@@ -16,7 +16,7 @@ import java.util.Optional;
 /**
  * Reads a view's query from DuckDB's parse tree and compiles it into a {@link DeltaProgram}, or refuses it
  * naming the operator it cannot maintain. The families it maintains: projection and filter with any
- * deterministic scalar expression over inner joins (any ON condition) of base tables, and GROUP BY or global
+ * deterministic scalar expression over joins (inner, outer, semi, anti; any ON condition) of base tables, and GROUP BY or global
  * aggregates with SUM, COUNT, COUNT(*), AVG, MIN and MAX, expressions over them and HAVING. A source may be
  * another materialized view: its table is captured like any table.
  */
@@ -35,6 +35,8 @@ final class ViewCompiler {
 
     private final class Compilation {
         private final String view;
+        /** Numbers the joins of the query, so each has an id of its own. */
+        private int joins;
 
         Compilation(String view) {
             this.view = view;
@@ -142,15 +144,14 @@ final class ViewCompiler {
 
         /** The FROM and WHERE of one SELECT. */
         private Source source(JsonNode node) {
-            List<Object> fromParts = new ArrayList<>();
             List<TableOccurrence> occurrences = new ArrayList<>();
-            from(node.path("from_table"), fromParts, occurrences);
+            FromNode from = from(node.path("from_table"), occurrences);
             Optional<String> where = Optional.empty();
             if (present(node.path("where_clause"))) {
                 inspect(node.path("where_clause"), false);
                 where = Optional.of(tree.print(node.path("where_clause")));
             }
-            return new Source(fromParts, occurrences, where);
+            return new Source(from, occurrences, where);
         }
 
         private DeltaProgram aggregate(Source source, JsonNode node, List<JsonNode> select, List<JsonNode> groups,
@@ -315,11 +316,11 @@ final class ViewCompiler {
             }
         }
 
-        private void from(JsonNode table, List<Object> fromParts, List<TableOccurrence> occurrences) {
+        private FromNode from(JsonNode table, List<TableOccurrence> occurrences) {
             String type = table.path("type").asText();
-            switch (type) {
-                case "BASE_TABLE" -> baseTable(table, fromParts, occurrences);
-                case "JOIN" -> join(table, fromParts, occurrences);
+            return switch (type) {
+                case "BASE_TABLE" -> baseTable(table, occurrences);
+                case "JOIN" -> join(table, occurrences);
                 case "SUBQUERY" -> throw Refusal.unsupported(view, "a subquery in FROM",
                         "join the base tables directly in the view's SELECT");
                 case "TABLE_FUNCTION" -> throw Refusal.unsupported(view, "a table function in FROM",
@@ -328,35 +329,45 @@ final class ViewCompiler {
                         "a materialized view must read at least one table");
                 default -> throw Refusal.unsupported(view, "a " + type.toLowerCase(Locale.ROOT).replace('_', ' ')
                         + " in FROM", "define the view over base tables");
-            }
+            };
         }
 
-        private void join(JsonNode join, List<Object> fromParts, List<TableOccurrence> occurrences) {
+        private FromNode join(JsonNode join, List<TableOccurrence> occurrences) {
             String joinType = join.path("join_type").asText();
             String refType = join.path("ref_type").asText();
             boolean cross = "CROSS".equals(refType);
-            if (!"INNER".equals(joinType) || !("REGULAR".equals(refType) || cross)) {
-                String what = cross || "REGULAR".equals(refType) ? joinType + " JOIN" : refType + " JOIN";
-                throw Refusal.unsupported(view, "a " + what,
-                        "inner joins (JOIN ... ON, comma joins, CROSS JOIN) are maintained; outer, semi, anti, "
+            if (!("REGULAR".equals(refType) || cross)) {
+                throw Refusal.unsupported(view, "a " + refType + " JOIN",
+                        "inner, outer, semi and anti joins with ON, comma joins and CROSS JOIN are maintained; "
                                 + "natural, ASOF, positional and lateral joins are not yet");
             }
+            FromNode.Kind kind = switch (joinType) {
+                case "INNER" -> FromNode.Kind.INNER;
+                case "LEFT" -> FromNode.Kind.LEFT;
+                case "RIGHT" -> FromNode.Kind.RIGHT;
+                case "FULL", "OUTER" -> FromNode.Kind.FULL;
+                case "SEMI" -> FromNode.Kind.SEMI;
+                case "ANTI" -> FromNode.Kind.ANTI;
+                default -> throw Refusal.unsupported(view, "a " + joinType + " JOIN",
+                        "write it as an inner, outer, semi or anti join with ON");
+            };
             if (join.path("using_columns").size() > 0) {
                 throw Refusal.unsupported(view, "JOIN ... USING", "write the join condition with ON a.x = b.x");
             }
-            fromParts.add("(");
-            from(join.path("left"), fromParts, occurrences);
-            boolean conditioned = present(join.path("condition"));
-            fromParts.add(conditioned ? " JOIN " : " CROSS JOIN ");
-            from(join.path("right"), fromParts, occurrences);
-            if (conditioned) {
+            FromNode left = from(join.path("left"), occurrences);
+            FromNode right = from(join.path("right"), occurrences);
+            Optional<String> condition = Optional.empty();
+            if (present(join.path("condition"))) {
                 inspect(join.path("condition"), false);
-                fromParts.add(" ON " + tree.print(join.path("condition")));
+                condition = Optional.of(tree.print(join.path("condition")));
             }
-            fromParts.add(")");
+            if (kind != FromNode.Kind.INNER && condition.isEmpty()) {
+                throw Refusal.unsupported(view, "a " + kind.keyword() + " without ON", "write the join condition with ON");
+            }
+            return new FromNode.Join(joins++, kind, left, right, condition);
         }
 
-        private void baseTable(JsonNode table, List<Object> fromParts, List<TableOccurrence> occurrences) {
+        private FromNode baseTable(JsonNode table, List<TableOccurrence> occurrences) {
             String written = table.path("table_name").asText();
             if (present(table.path("sample")) || present(table.path("at_clause"))) {
                 throw Refusal.unsupported(view, "TABLESAMPLE or AT (time travel) on " + written, "read the table plainly");
@@ -389,8 +400,8 @@ final class ViewCompiler {
                         "rename it: Mallard's delta logs use that name for the weight");
             }
             String alias = table.path("alias").asText("");
-            fromParts.add(occurrences.size());
             occurrences.add(new TableOccurrence(name, alias.isEmpty() ? written : alias, columns));
+            return new FromNode.Mention(occurrences.size() - 1);
         }
 
         private List<JsonNode> expandStars(JsonNode selectList, Source source) {
@@ -408,7 +419,7 @@ final class ViewCompiler {
                 }
                 String relation = expression.path("relation_name").asText("");
                 boolean matched = false;
-                for (TableOccurrence occurrence : source.occurrences()) {
+                for (TableOccurrence occurrence : source.visible()) {
                     if (relation.isEmpty() || relation.equalsIgnoreCase(occurrence.alias())) {
                         matched = true;
                         for (String column : occurrence.columns()) {

@@ -39,6 +39,14 @@ class ViewsEqualTheirQueryTest {
             "coalesce(b.t, a.s)", "a.y * b.z");
     private static final List<String> JOINS = List.of("a JOIN b ON a.k = b.k", "a JOIN b ON a.k = b.k AND a.x < b.z",
             "a JOIN b ON a.k + 1 = b.k", "a, b", "a JOIN b ON a.s = b.t OR a.k = b.z");
+    private static final List<String> OUTER_JOINS = List.of("a LEFT JOIN b ON a.k = b.k",
+            "a RIGHT JOIN b ON a.k = b.k AND a.x < b.z", "a FULL JOIN b ON a.k = b.k", "a LEFT JOIN b ON a.s = b.t OR a.k = b.z",
+            "a FULL JOIN b ON a.k + 1 = b.k AND b.t IS NOT NULL", "b RIGHT JOIN a ON a.k = b.k",
+            "a LEFT JOIN b ON a.k = b.k LEFT JOIN b b2 ON b.z = b2.z", "a JOIN b ON a.k = b.k LEFT JOIN a a2 ON a2.x = b.z",
+            "a LEFT JOIN b ON a.k = b.k FULL JOIN b b2 ON a.x = b2.z", "a FULL JOIN (b JOIN b b2 ON b.k = b2.z) ON a.k = b.k",
+            "a LEFT JOIN b ON a.x > 0", "(a LEFT JOIN b ON a.k = b.k) RIGHT JOIN b b2 ON b.t = b2.t");
+    private static final List<String> SEMI_JOINS = List.of("a SEMI JOIN b ON a.k = b.k", "a ANTI JOIN b ON a.k = b.k AND b.z > 0",
+            "a ANTI JOIN b ON a.s = b.t", "a LEFT JOIN a a2 ON a.k = a2.k AND a.x < a2.x SEMI JOIN b ON a.k = b.z");
     private static final List<String> JOIN_FILTERS = List.of("TRUE", "b.z > 0 OR a.x IS NULL", "a.s IS NOT NULL", "a.k < 3");
 
     @Property
@@ -54,6 +62,11 @@ class ViewsEqualTheirQueryTest {
 
     @Property
     void joinsEqualTheirQuery(@ForAll("joins") List<String> views, @ForAll("histories") List<Batch> history) {
+        check(views, history);
+    }
+
+    @Property
+    void outerJoinsEqualTheirQuery(@ForAll("outerJoins") List<String> views, @ForAll("histories") List<Batch> history) {
         check(views, history);
     }
 
@@ -164,6 +177,28 @@ class ViewsEqualTheirQueryTest {
                 "SELECT k AS c0, s AS c1 FROM a UNION SELECT k, t FROM b WHERE z > 0",
                 "SELECT x AS c0 FROM a UNION SELECT z FROM b UNION SELECT k FROM a");
         return Arbitraries.oneOf(projection, aggregate, fixed).list().ofMinSize(1).ofMaxSize(3);
+    }
+
+    @Provide
+    Arbitrary<List<String>> outerJoins() {
+        Arbitrary<String> projection = Combinators.combine(Arbitraries.of(JOIN_EXPRESSIONS).list().ofMinSize(1).ofMaxSize(3),
+                Arbitraries.of(OUTER_JOINS), Arbitraries.of(JOIN_FILTERS))
+                .as((expressions, join, filter) -> "SELECT " + aliased(expressions) + " FROM " + join + " WHERE " + filter);
+        Arbitrary<String> semi = Combinators.combine(Arbitraries.of(A_EXPRESSIONS).list().ofMinSize(1).ofMaxSize(3)
+                        .map(list -> list.stream().map(e -> e.replaceAll("\\b([xksy])\\b", "a.$1")).toList()),
+                Arbitraries.of(SEMI_JOINS)).as((expressions, join) -> "SELECT " + aliased(expressions) + " FROM " + join);
+        Arbitrary<String> aggregate = Combinators.combine(Arbitraries.of("b.t", "a.k", "b.z % 2", "a.s"),
+                Arbitraries.of(OUTER_JOINS),
+                Arbitraries.of("sum(a.x)", "count(*)", "min(b.z)", "max(a.y)", "avg(a.x + b.z)", "count(b.t)", "count(a.k)"))
+                .as((key, join, aggregate2) -> "SELECT " + key + " AS c0, " + aggregate2 + " AS c1, count(*) AS c2 FROM "
+                        + join + " GROUP BY " + key);
+        Arbitrary<String> fixed = Arbitraries.of(
+                "SELECT * FROM a FULL JOIN b ON a.k = b.k",
+                "SELECT DISTINCT a.k AS c0, b.t AS c1 FROM a LEFT JOIN b ON a.k = b.k",
+                "SELECT a.s AS c0, b.t AS c1 FROM a LEFT JOIN b ON a.k = b.k WHERE b.k IS NULL",
+                "SELECT count(*) AS c0, count(b.k) AS c1 FROM a LEFT JOIN b ON a.k = b.k",
+                "SELECT a.k AS c0 FROM a LEFT JOIN b ON a.k = b.k UNION ALL SELECT b.k FROM a RIGHT JOIN b ON a.x = b.z");
+        return Arbitraries.oneOf(projection, semi, aggregate, fixed).list().ofMinSize(1).ofMaxSize(3);
     }
 
     /** A first view over the tables, then views that read it (v0) and each other (v1). */
