@@ -24,9 +24,11 @@ import java.util.stream.Collectors;
  * @param keyCount how many key columns, 0 for a global aggregate
  * @param outputs the view's columns in terms of the state columns
  * @param having the HAVING condition in terms of the state columns
+ * @param copies how many copies of a group's output row the view holds, in terms of the state columns (EXCEPT ALL,
+ *     INTERSECT ALL); empty for one copy
  */
 record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<AggregateSlot> slots, List<String> outputs,
-        Optional<String> having) implements DeltaProgram {
+        Optional<String> having, Optional<String> copies) implements DeltaProgram {
     static final String COUNT = "mallard_count";
     private static final String NEGATIVES = "mallard_negatives";
     private static final String DELTA = "mallard_group_delta";
@@ -37,6 +39,12 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
         slots = List.copyOf(slots);
         outputs = List.copyOf(outputs);
         requireNonNull(having, "having is null");
+        requireNonNull(copies, "copies is null");
+    }
+
+    AggregateProgram(String view, List<Branch> inputs, int keyCount, List<AggregateSlot> slots, List<String> outputs,
+            Optional<String> having) {
+        this(view, inputs, keyCount, slots, outputs, having, Optional.empty());
     }
 
     String stateTable() {
@@ -189,7 +197,12 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
         if (having.isPresent()) {
             visible = visible + " AND (" + having.get() + ")";
         }
-        Sql.update(connection, "INSERT INTO " + ViewTable.OUTPUT + " SELECT " + String.join(", ", outputs) + ", " + weight
+        String weighted = weight;
+        if (copies.isPresent()) {
+            visible = visible + " AND (" + copies.get() + ") > 0";
+            weighted = "CAST(" + weight + " * (" + copies.get() + ") AS INTEGER)";
+        }
+        Sql.update(connection, "INSERT INTO " + ViewTable.OUTPUT + " SELECT " + String.join(", ", outputs) + ", " + weighted
                 + " FROM " + from + " WHERE " + filter + " AND " + visible);
     }
 

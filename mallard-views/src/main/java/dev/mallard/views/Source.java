@@ -87,7 +87,7 @@ record Source(FromNode from, List<TableOccurrence> occurrences, Optional<String>
 
     private void mentions(FromNode node, Set<TableName> tables) {
         switch (node) {
-            case FromNode.Mention m -> tables.add(occurrences.get(m.index()).table());
+            case FromNode.Mention m -> tables.addAll(occurrences.get(m.index()).tables());
             case FromNode.Join j -> {
                 mentions(j.left(), tables);
                 mentions(j.right(), tables);
@@ -139,7 +139,7 @@ record Source(FromNode from, List<TableOccurrence> occurrences, Optional<String>
         List<Integer> present = new ArrayList<>();
         List<Requirement> required = new ArrayList<>(requirements);
         collect(from, term, present, required);
-        List<Integer> moving = present.stream().filter(i -> changed.contains(occurrences.get(i).table())).toList();
+        List<Integer> moving = present.stream().filter(i -> occurrences.get(i).changed(changed)).toList();
         List<String> before = new ArrayList<>();
         where.ifPresent(before::add);
         required.forEach(r -> before.add(r.holds(r.countBefore(changed))));
@@ -157,7 +157,7 @@ record Source(FromNode from, List<TableOccurrence> occurrences, Optional<String>
             if (subset.size() % 2 == 0) {
                 weight = "-(" + weight + ")";
             }
-            IntFunction<String> relation = i -> subset.contains(i) ? occurrences.get(i).table().deltaTable() : table(i);
+            IntFunction<String> relation = i -> subset.contains(i) ? occurrences.get(i).delta(changed) : table(i);
             parts.add(select(columns, weight, render(from, term, relation, false), before));
         }
         if (required.stream().anyMatch(r -> r.moves(changed))) {
@@ -266,7 +266,7 @@ record Source(FromNode from, List<TableOccurrence> occurrences, Optional<String>
                 TableOccurrence occurrence = occurrences.get(m.index());
                 String alias = Sql.quote(occurrence.alias());
                 yield padded
-                        ? "(SELECT " + alias + ".* FROM (SELECT 1) AS mallard_one LEFT JOIN " + occurrence.table().sql()
+                        ? "(SELECT " + alias + ".* FROM (SELECT 1) AS mallard_one LEFT JOIN " + occurrence.now()
                                 + " AS " + alias + " ON FALSE) AS " + alias
                         : relation.apply(m.index()) + " AS " + alias;
             }
@@ -295,7 +295,7 @@ record Source(FromNode from, List<TableOccurrence> occurrences, Optional<String>
     }
 
     private String table(int index) {
-        return occurrences.get(index).table().sql();
+        return occurrences.get(index).now();
     }
 
     private String select(List<String> columns, String weight, String fromClause, List<String> filters) {

@@ -7,11 +7,14 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * Reads a view's query from DuckDB's parse tree and compiles it into a {@link DeltaProgram}, or refuses it
@@ -33,8 +36,13 @@ final class ViewCompiler {
         return new Compilation(view).compile(node);
     }
 
+    /** A common table expression: its query and the CTEs it may read (those defined before it). */
+    private record Cte(JsonNode query, List<String> aliases, Map<String, Cte> scope) {}
+
     private final class Compilation {
         private final String view;
+        /** The CTEs in scope where the compiler is reading. */
+        private Map<String, Cte> ctes = Map.of();
         /** Numbers the joins of the query, so each has an id of its own. */
         private int joins;
 
@@ -43,6 +51,16 @@ final class ViewCompiler {
         }
 
         DeltaProgram compile(JsonNode node) {
+            Map<String, Cte> outer = ctes;
+            ctes = withCtes(node);
+            try {
+                return compileScoped(node);
+            } finally {
+                ctes = outer;
+            }
+        }
+
+        private DeltaProgram compileScoped(JsonNode node) {
             if ("SET_OPERATION_NODE".equals(node.path("type").asText())) {
                 return union(node);
             }
@@ -67,35 +85,70 @@ final class ViewCompiler {
             return aggregate(source, node, select, groups, having);
         }
 
-        /** UNION ALL of projections keeps every branch's rows; UNION keeps each row once. */
+        /**
+         * UNION ALL of projections keeps every branch's rows; UNION keeps each row once; EXCEPT and INTERSECT
+         * (and their ALL forms) keep per row the number of copies on each side.
+         */
         private DeltaProgram union(JsonNode node) {
             String setop = node.path("setop_type").asText();
-            if (!"UNION".equals(setop)) {
-                throw Refusal.unsupported(view, setop.replace('_', ' '),
-                        "create one materialized view per branch and combine them when reading");
-            }
+            boolean all = node.path("setop_all").asBoolean(false);
             checkModifiers(node);
-            if (node.path("cte_map").path("map").size() > 0) {
-                throw Refusal.unsupported(view, "WITH (a common table expression)",
-                        "write the view as SELECTs with joins over base tables");
+            if ("UNION".equals(setop) && all) {
+                return new ProjectionProgram(linearBranches(node, new ArrayList<>()));
             }
-            List<Branch> branches = new ArrayList<>();
+            List<List<Branch>> sides = new ArrayList<>();
             for (JsonNode child : node.path("children")) {
-                if (!"SELECT_NODE".equals(child.path("type").asText())) {
-                    throw Refusal.unsupported(view, "a UNION mixing UNION ALL and UNION, or EXCEPT/INTERSECT inside it",
-                            "one materialized view per kind of set operation");
-                }
-                checkQueryShape(child);
-                Source source = source(child);
-                List<JsonNode> select = expandStars(child.path("select_list"), source);
-                if (distinct(child) || child.path("group_expressions").size() > 0 || present(child.path("having"))
-                        || select.stream().anyMatch(this::containsAggregate)) {
-                    throw Refusal.unsupported(view, "a UNION branch with DISTINCT, GROUP BY or aggregates",
-                            "one materialized view per aggregated branch; UNION branches must be projections and filters");
-                }
-                branches.add(new Branch(source, printed(select)));
+                sides.add(linearBranches(child, new ArrayList<>()));
             }
-            return node.path("setop_all").asBoolean(false) ? new ProjectionProgram(branches) : distinctRows(branches);
+            return switch (setop) {
+                case "UNION" -> distinctRows(sides.stream().flatMap(List::stream).toList());
+                case "EXCEPT", "INTERSECT" -> {
+                    if (sides.size() != 2) {
+                        throw Refusal.unsupported(view, setop + " of " + sides.size() + " inputs",
+                                "write it as one " + setop + " of two SELECTs");
+                    }
+                    yield setDifference(setop, all, sides.get(0), sides.get(1));
+                }
+                default -> throw Refusal.unsupported(view, setop.replace('_', ' '),
+                        "create one materialized view per branch and combine them when reading");
+            };
+        }
+
+        /**
+         * EXCEPT and INTERSECT: the distinct-rows program with two counts per row, its copies on the left (n0)
+         * and on the right (n1). EXCEPT keeps a row when n0 > 0 and n1 = 0, INTERSECT when both are positive;
+         * EXCEPT ALL keeps n0 - n1 copies and INTERSECT ALL least(n0, n1), as DuckDB does.
+         */
+        private DeltaProgram setDifference(String setop, boolean all, List<Branch> left, List<Branch> right) {
+            List<Branch> keyed = new ArrayList<>();
+            for (Branch branch : left) {
+                keyed.add(marked(branch, "1", "NULL"));
+            }
+            for (Branch branch : right) {
+                keyed.add(marked(branch, "NULL", "1"));
+            }
+            int width = left.get(0).columns().size();
+            List<String> outputs = new ArrayList<>();
+            for (int j = 0; j < width; j++) {
+                outputs.add("k" + j);
+            }
+            List<AggregateSlot> slots = List.of(new AggregateSlot(AggregateSlot.Kind.COUNT, Optional.of("left"), 0),
+                    new AggregateSlot(AggregateSlot.Kind.COUNT, Optional.of("right"), 1));
+            boolean except = "EXCEPT".equals(setop);
+            Optional<String> having = all ? Optional.empty()
+                    : Optional.of(except ? "n0 > 0 AND n1 = 0" : "n0 > 0 AND n1 > 0");
+            Optional<String> copies = all ? Optional.of(except ? "n0 - n1" : "least(n0, n1)") : Optional.empty();
+            return new AggregateProgram(view, keyed, width, slots, outputs, having, copies);
+        }
+
+        private Branch marked(Branch branch, String left, String right) {
+            List<String> columns = new ArrayList<>();
+            for (int j = 0; j < branch.columns().size(); j++) {
+                columns.add(branch.columns().get(j) + " AS k" + j);
+            }
+            columns.add("CAST(" + left + " AS INTEGER) AS a0");
+            columns.add("CAST(" + right + " AS INTEGER) AS a1");
+            return new Branch(branch.source(), columns);
         }
 
         /** Each distinct row once: a GROUP BY over all columns with no aggregate. */
@@ -286,10 +339,6 @@ final class ViewCompiler {
                 throw Refusal.unsupported(view, "a " + type.toLowerCase(Locale.ROOT).replace('_', ' ') + " query",
                         "write the view as one SELECT over tables");
             }
-            if (node.path("cte_map").path("map").size() > 0) {
-                throw Refusal.unsupported(view, "WITH (a common table expression)",
-                        "write the view as one SELECT with joins over base tables");
-            }
             checkModifiers(node);
             if (present(node.path("qualify"))) {
                 throw Refusal.unsupported(view, "QUALIFY", "filter in the query that reads the view");
@@ -321,8 +370,14 @@ final class ViewCompiler {
             return switch (type) {
                 case "BASE_TABLE" -> baseTable(table, occurrences);
                 case "JOIN" -> join(table, occurrences);
-                case "SUBQUERY" -> throw Refusal.unsupported(view, "a subquery in FROM",
-                        "join the base tables directly in the view's SELECT");
+                case "SUBQUERY" -> {
+                    String alias = table.path("alias").asText("");
+                    List<String> aliases = new ArrayList<>();
+                    table.path("column_name_alias").forEach(a -> aliases.add(a.asText()));
+                    occurrences.add(derived(table.path("subquery").path("node"), ctes,
+                            alias.isEmpty() ? "unnamed_subquery" : alias, aliases));
+                    yield new FromNode.Mention(occurrences.size() - 1);
+                }
                 case "TABLE_FUNCTION" -> throw Refusal.unsupported(view, "a table function in FROM",
                         "load its rows into a table and define the view over that table");
                 case "EMPTY", "EMPTY_FROM" -> throw Refusal.unsupported(view, "a query without FROM",
@@ -369,6 +424,16 @@ final class ViewCompiler {
 
         private FromNode baseTable(JsonNode table, List<TableOccurrence> occurrences) {
             String written = table.path("table_name").asText();
+            String alias = table.path("alias").asText("");
+            Cte cte = ctes.get(written.toLowerCase(Locale.ROOT));
+            if (cte != null && table.path("schema_name").asText("").isEmpty() && table.path("catalog_name").asText("").isEmpty()) {
+                if (table.path("column_name_alias").size() > 0) {
+                    throw Refusal.unsupported(view, "column aliases on the CTE " + written,
+                            "name the columns in the CTE (WITH " + written + "(x, y) AS ...) or alias them in the SELECT list");
+                }
+                occurrences.add(derived(cte.query(), cte.scope(), alias.isEmpty() ? written : alias, cte.aliases()));
+                return new FromNode.Mention(occurrences.size() - 1);
+            }
             if (present(table.path("sample")) || present(table.path("at_clause"))) {
                 throw Refusal.unsupported(view, "TABLESAMPLE or AT (time travel) on " + written, "read the table plainly");
             }
@@ -399,9 +464,97 @@ final class ViewCompiler {
                 throw Refusal.unsupported(view, "the column " + Source.WEIGHT + " of " + name,
                         "rename it: Mallard's delta logs use that name for the weight");
             }
-            String alias = table.path("alias").asText("");
-            occurrences.add(new TableOccurrence(name, alias.isEmpty() ? written : alias, columns));
+            occurrences.add(TableOccurrence.table(name, alias.isEmpty() ? written : alias, columns));
             return new FromNode.Mention(occurrences.size() - 1);
+        }
+
+        /** The CTEs visible in {@code node}: the enclosing ones, then its own, each seeing those before it. */
+        private Map<String, Cte> withCtes(JsonNode node) {
+            Map<String, Cte> scope = new HashMap<>(ctes);
+            for (JsonNode entry : node.path("cte_map").path("map")) {
+                JsonNode definition = entry.path("value");
+                List<String> aliases = new ArrayList<>();
+                definition.path("aliases").forEach(a -> aliases.add(a.asText()));
+                Map<String, Cte> before = Map.copyOf(scope);
+                scope.put(entry.path("key").asText().toLowerCase(Locale.ROOT),
+                        new Cte(definition.path("query_node"), aliases, before));
+            }
+            return Map.copyOf(scope);
+        }
+
+        /**
+         * A CTE or subquery in FROM, inlined: its branches (it must be a projection over joins, or a UNION ALL of
+         * those) and the column names the query gives it.
+         */
+        private TableOccurrence derived(JsonNode node, Map<String, Cte> scope, String alias, List<String> columnAliases) {
+            Map<String, Cte> outer = ctes;
+            ctes = scope;
+            try {
+                List<String> names = new ArrayList<>();
+                List<Branch> branches = linearBranches(node, names);
+                for (int i = 0; i < columnAliases.size() && i < names.size(); i++) {
+                    names.set(i, columnAliases.get(i));
+                }
+                Set<String> seen = new HashSet<>();
+                for (String name : names) {
+                    if (!seen.add(name.toLowerCase(Locale.ROOT))) {
+                        throw Refusal.unsupported(view, "two columns named " + name + " in the CTE or subquery " + alias,
+                                "alias the columns so that each has a name of its own");
+                    }
+                }
+                return TableOccurrence.derived(branches, alias, names);
+            } finally {
+                ctes = outer;
+            }
+        }
+
+        /** The branches of a projection over joins, or of a UNION ALL of those, and the first branch's column names. */
+        private List<Branch> linearBranches(JsonNode node, List<String> names) {
+            Map<String, Cte> outer = ctes;
+            ctes = withCtes(node);
+            try {
+                String type = node.path("type").asText();
+                if ("RECURSIVE_CTE_NODE".equals(type)) {
+                    throw Refusal.unsupported(view, "WITH RECURSIVE", "materialize the recursion's result in a table");
+                }
+                if ("SET_OPERATION_NODE".equals(type)) {
+                    if (!"UNION".equals(node.path("setop_type").asText()) || !node.path("setop_all").asBoolean(false)) {
+                        throw Refusal.unsupported(view, "a " + node.path("setop_type").asText().replace('_', ' ')
+                                + (node.path("setop_all").asBoolean(false) ? " ALL" : "") + " inside a CTE, a subquery or another set operation",
+                                "create the set operation as a materialized view of its own and read that view");
+                    }
+                    checkModifiers(node);
+                    List<Branch> branches = new ArrayList<>();
+                    for (JsonNode child : node.path("children")) {
+                        List<String> childNames = new ArrayList<>();
+                        branches.addAll(linearBranches(child, childNames));
+                        if (names.isEmpty()) {
+                            names.addAll(childNames);
+                        }
+                    }
+                    return branches;
+                }
+                checkQueryShape(node);
+                Source source = source(node);
+                List<JsonNode> select = expandStars(node.path("select_list"), source);
+                if (distinct(node) || node.path("group_expressions").size() > 0 || present(node.path("having"))
+                        || select.stream().anyMatch(this::containsAggregate)) {
+                    throw Refusal.unsupported(view, "a CTE, subquery or set-operation branch with DISTINCT, GROUP BY or aggregates",
+                            "create it as a materialized view of its own and read that view");
+                }
+                List<String> columns = printed(select);
+                for (int i = 0; i < select.size(); i++) {
+                    JsonNode expression = select.get(i);
+                    String alias = expression.path("alias").asText("");
+                    JsonNode parts = expression.path("column_names");
+                    names.add(!alias.isEmpty() ? alias
+                            : "COLUMN_REF".equals(expression.path("class").asText()) && parts.size() > 0
+                                    ? parts.get(parts.size() - 1).asText() : columns.get(i));
+                }
+                return List.of(new Branch(source, columns));
+            } finally {
+                ctes = outer;
+            }
         }
 
         private List<JsonNode> expandStars(JsonNode selectList, Source source) {

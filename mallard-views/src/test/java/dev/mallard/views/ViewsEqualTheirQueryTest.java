@@ -71,6 +71,12 @@ class ViewsEqualTheirQueryTest {
     }
 
     @Property
+    void ctesAndSetOperationsEqualTheirQuery(@ForAll("ctesAndSetOperations") List<String> views,
+            @ForAll("histories") List<Batch> history) {
+        check(views, history);
+    }
+
+    @Property
     void viewsOverViewsEqualTheirQuery(@ForAll("cascades") List<String> views, @ForAll("histories") List<Batch> history) {
         check(views, history);
     }
@@ -199,6 +205,32 @@ class ViewsEqualTheirQueryTest {
                 "SELECT count(*) AS c0, count(b.k) AS c1 FROM a LEFT JOIN b ON a.k = b.k",
                 "SELECT a.k AS c0 FROM a LEFT JOIN b ON a.k = b.k UNION ALL SELECT b.k FROM a RIGHT JOIN b ON a.x = b.z");
         return Arbitraries.oneOf(projection, semi, aggregate, fixed).list().ofMinSize(1).ofMaxSize(3);
+    }
+
+    @Provide
+    Arbitrary<List<String>> ctesAndSetOperations() {
+        Arbitrary<String> left = Arbitraries.of("SELECT k, s FROM a", "SELECT k, s FROM a WHERE x > 0",
+                "SELECT a.k, b.t FROM a JOIN b ON a.k = b.k", "SELECT k, t FROM b WHERE z IS NOT NULL",
+                "(SELECT k, s FROM a UNION ALL SELECT k, t FROM b)");
+        Arbitrary<String> right = Arbitraries.of("SELECT k, t FROM b", "SELECT k, s FROM a WHERE x > 0",
+                "SELECT k + 1, s FROM a WHERE y < 0", "SELECT b.z, a.s FROM a LEFT JOIN b ON a.x = b.z",
+                "(SELECT k, 'p' FROM b UNION ALL SELECT k, t FROM b)");
+        Arbitrary<String> setOperation = Combinators.combine(left, Arbitraries.of("EXCEPT", "INTERSECT", "EXCEPT ALL",
+                "INTERSECT ALL"), right).as((l, op, r) -> l + " " + op + " " + r);
+        Arbitrary<String> cte = Arbitraries.of(
+                "WITH p AS (SELECT k, x FROM a WHERE x > 0) SELECT p.k AS c0, b.t AS c1 FROM p JOIN b ON p.k = b.k",
+                "WITH p AS (SELECT k, x, s FROM a), q AS (SELECT k AS kk, s FROM p WHERE x IS NOT NULL) "
+                        + "SELECT kk AS c0, count(*) AS c1, max(s) AS c2 FROM q GROUP BY kk",
+                "SELECT c0, sum(c1) AS c1 FROM (SELECT k AS c0, x AS c1 FROM a UNION ALL SELECT k, z FROM b) AS u GROUP BY c0",
+                "WITH p(m, n) AS (SELECT k, z FROM b) SELECT a.x AS c0, p.n AS c1 FROM a LEFT JOIN p ON a.k = p.m",
+                "SELECT * FROM (SELECT a.k, b.z FROM a JOIN b ON a.k = b.k) AS j(c0, c1) WHERE c1 > 0",
+                "WITH p AS (SELECT k, s FROM a) SELECT DISTINCT s AS c0 FROM p",
+                "WITH p AS (SELECT k, x FROM a WHERE s IS NOT NULL) SELECT p1.x AS c0, p2.x AS c1 FROM p p1 JOIN p p2 ON p1.k = p2.k",
+                "WITH p AS (SELECT k, s FROM a WHERE x > 0) SELECT k AS c0, s AS c1 FROM p EXCEPT SELECT k, t FROM b",
+                "WITH b AS (SELECT k, x AS z FROM a) SELECT b.k AS c0, b.z AS c1 FROM b",
+                "SELECT x AS c0 FROM a EXCEPT ALL SELECT z FROM b",
+                "(SELECT k AS c0 FROM a UNION ALL SELECT z FROM b) INTERSECT ALL SELECT k FROM a WHERE x > 0");
+        return Arbitraries.oneOf(setOperation, cte).list().ofMinSize(1).ofMaxSize(3);
     }
 
     /** A first view over the tables, then views that read it (v0) and each other (v1). */
