@@ -185,7 +185,7 @@ public final class MaterializedViews implements AutoCloseable {
     private void dropInTransaction(String name) {
         new ViewTable(name, List.of()).dropChanges(connection);
         Sql.update(connection, "DROP TABLE IF EXISTS " + Sql.quote(name));
-        Sql.update(connection, "DROP TABLE IF EXISTS " + AggregateProgram.stateTable(name));
+        AggregateProgram.dropState(connection, name);
         registry.remove(name);
         generation = registry.bump();
         views.remove(key(name));

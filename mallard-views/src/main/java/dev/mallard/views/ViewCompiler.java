@@ -281,10 +281,6 @@ final class ViewCompiler {
 
             AggregateSlot slot(JsonNode call) {
                 String name = call.path("function_name").asText().toLowerCase(Locale.ROOT);
-                if (call.path("distinct").asBoolean(false)) {
-                    throw Refusal.unsupported(view, name + "(DISTINCT ...)",
-                            "group by the argument in the view and aggregate the distinct values when reading it");
-                }
                 Optional<String> filter = Optional.empty();
                 if (present(call.path("filter"))) {
                     inspect(call.path("filter"), false);
@@ -322,12 +318,15 @@ final class ViewCompiler {
                     }
                     argument = Optional.of("CASE WHEN (" + filter.get() + ") THEN (" + argument.get() + ") END");
                 }
+                // MIN and MAX of the distinct values are MIN and MAX; COUNT(DISTINCT *) does not parse.
+                boolean distinct = call.path("distinct").asBoolean(false)
+                        && kind != AggregateSlot.Kind.MIN && kind != AggregateSlot.Kind.MAX;
                 for (AggregateSlot slot : all) {
-                    if (slot.kind() == kind && slot.argument().equals(argument)) {
+                    if (slot.kind() == kind && slot.argument().equals(argument) && slot.distinct() == distinct) {
                         return slot;
                     }
                 }
-                AggregateSlot slot = new AggregateSlot(kind, argument, all.size());
+                AggregateSlot slot = new AggregateSlot(kind, argument, all.size(), distinct);
                 all.add(slot);
                 return slot;
             }

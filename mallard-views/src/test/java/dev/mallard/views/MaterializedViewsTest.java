@@ -180,6 +180,23 @@ class MaterializedViewsTest {
     }
 
     @Test
+    void distinctAggregatesCountAValueWhileAnyRowCarriesIt() {
+        String query = "SELECT city, count(DISTINCT qty) AS qtys, sum(DISTINCT amount) AS amounts, count(*) AS n "
+                + "FROM orders GROUP BY city";
+        views.createView("distinct_by_city", query);
+        DuckDb.run(connection, "INSERT INTO orders VALUES (30, 'Oslo', 10.50, 1), (31, 'Oslo', 10.50, 9)",
+                "DELETE FROM orders WHERE id = 1");
+        views.sync();
+        // 10.50 and qty 1 survive the delete of id 1 through id 30; qty 9 and nothing else is new.
+        assertThat(DuckDb.rows(connection, "SELECT * FROM distinct_by_city WHERE city = 'Oslo'")).containsExactly("Oslo|3|15.75|3");
+        assertThat(DuckDb.difference(connection, "distinct_by_city", query)).isZero();
+
+        views.dropView("distinct_by_city");
+        assertThat(DuckDb.rows(connection, "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'mallard_views' "
+                + "AND table_name LIKE 'state%'")).isEmpty();
+    }
+
+    @Test
     void aggregatesWithFilterAreMaintainedAsConditionalArguments() {
         String query = "SELECT city, count(*) FILTER (WHERE qty > 1) AS many, sum(amount) FILTER (WHERE qty IS NULL) AS unknown, "
                 + "max(id) FILTER (WHERE amount < 8) AS last_cheap FROM orders GROUP BY city";
@@ -248,7 +265,7 @@ class MaterializedViewsTest {
         assertRefused("SELECT id, random() FROM orders", "random");
         assertRefused("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 3) SELECT n FROM r", "RECURSIVE");
         assertRefused("SELECT city, count(*) FROM orders GROUP BY city UNION ALL SELECT city, 1 FROM cities", "branch with DISTINCT, GROUP BY or aggregates");
-        assertRefused("SELECT count(DISTINCT city) FROM orders", "DISTINCT");
+        assertRefused("SELECT list(DISTINCT city) FROM orders", "list");
         assertRefused("SELECT id AS rowid FROM orders", "rowid");
     }
 

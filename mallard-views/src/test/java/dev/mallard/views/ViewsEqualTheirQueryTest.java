@@ -146,7 +146,13 @@ class ViewsEqualTheirQueryTest {
                         : function + "(" + argument + ")");
         Arbitrary<String> filtered = Combinators.combine(Arbitraries.of("sum(x)", "count(*)", "max(y)", "min(s)", "count(k)"),
                 Arbitraries.of(A_FILTERS)).as((function, filter) -> function + " FILTER (WHERE " + filter + ")");
-        Arbitrary<String> aggregate = Arbitraries.oneOf(call, Arbitraries.just("count(*)"), filtered);
+        Arbitrary<String> distinct = Combinators.combine(Arbitraries.of("sum", "count", "avg", "min"), Arbitraries.of(ARGUMENTS))
+                .as((function, argument) -> function.equals("avg") && argument.contains("y")
+                        ? "round(avg(DISTINCT " + argument + "), 10)"
+                        : function + "(DISTINCT " + argument + ")");
+        Arbitrary<String> distinctFixed = Arbitraries.of("count(DISTINCT s)", "count(DISTINCT k) FILTER (WHERE x > 0)",
+                "sum(DISTINCT x) FILTER (WHERE s IS NOT NULL)", "count(DISTINCT x % 2)");
+        Arbitrary<String> aggregate = Arbitraries.oneOf(call, Arbitraries.just("count(*)"), filtered, distinct, distinctFixed);
         Arbitrary<String> view = Combinators.combine(Arbitraries.of(KEYS).set().ofMaxSize(2),
                 aggregate.list().ofMinSize(1).ofMaxSize(4), Arbitraries.of(A_FILTERS), Arbitraries.of(HAVING))
                 .as((keys, aggregates, filter, having) -> {
@@ -161,7 +167,10 @@ class ViewsEqualTheirQueryTest {
                 "SELECT k + 1 AS c0, avg(x) AS c1 FROM a GROUP BY k + 1",
                 "SELECT s AS c0 FROM a GROUP BY s",
                 "SELECT DISTINCT k AS c0, s AS c1 FROM a",
-                "SELECT DISTINCT x % 2 AS c0 FROM a WHERE y > 0");
+                "SELECT DISTINCT x % 2 AS c0 FROM a WHERE y > 0",
+                "SELECT k AS c0, count(DISTINCT s) AS c1, sum(DISTINCT x) AS c2, count(DISTINCT x) + count(*) AS c3 FROM a GROUP BY k "
+                        + "HAVING count(DISTINCT s) < 3",
+                "SELECT count(DISTINCT k) AS c0, sum(DISTINCT y) AS c1, avg(DISTINCT x) AS c2 FROM a");
         return Arbitraries.oneOf(view, expressionOverAggregates).list().ofMinSize(1).ofMaxSize(3);
     }
 
@@ -171,7 +180,8 @@ class ViewsEqualTheirQueryTest {
                 Arbitraries.of(JOINS), Arbitraries.of(JOIN_FILTERS))
                 .as((expressions, join, filter) -> "SELECT " + aliased(expressions) + " FROM " + join + " WHERE " + filter);
         Arbitrary<String> aggregate = Combinators.combine(Arbitraries.of("b.t", "a.k", "b.z % 2"), Arbitraries.of(JOINS),
-                Arbitraries.of("sum(a.x)", "count(*)", "min(b.z)", "max(a.y)", "avg(a.x + b.z)", "count(b.t)"))
+                Arbitraries.of("sum(a.x)", "count(*)", "min(b.z)", "max(a.y)", "avg(a.x + b.z)", "count(b.t)",
+                        "count(DISTINCT b.t)", "sum(DISTINCT a.x)"))
                 .as((key, join, aggregate2) -> "SELECT " + key + " AS c0, " + aggregate2 + " AS c1, count(*) AS c2 FROM "
                         + join + " GROUP BY " + key);
         Arbitrary<String> fixed = Arbitraries.of(
