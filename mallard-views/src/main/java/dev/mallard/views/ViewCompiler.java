@@ -195,16 +195,162 @@ final class ViewCompiler {
             return outputs;
         }
 
-        /** The FROM and WHERE of one SELECT. */
+        /**
+         * The FROM and WHERE of one SELECT. Conjuncts of the WHERE clause that are {@code [NOT] EXISTS (...)} or
+         * {@code x [NOT] IN (...)} over a subquery become requirements on the subquery's rows (a semi or anti
+         * join, maintained like the padded side of an outer join); any other subquery is refused.
+         */
         private Source source(JsonNode node) {
             List<TableOccurrence> occurrences = new ArrayList<>();
             FromNode from = from(node.path("from_table"), occurrences);
-            Optional<String> where = Optional.empty();
+            Source outer = new Source(from, occurrences, Optional.empty());
+            List<String> filters = new ArrayList<>();
+            List<Source.Requirement> requirements = new ArrayList<>();
+            List<JsonNode> conjuncts = new ArrayList<>();
             if (present(node.path("where_clause"))) {
-                inspect(node.path("where_clause"), false);
-                where = Optional.of(tree.print(node.path("where_clause")));
+                conjuncts(node.path("where_clause"), conjuncts);
             }
-            return new Source(from, occurrences, where);
+            for (JsonNode conjunct : conjuncts) {
+                Optional<Source.Requirement> requirement = requirement(conjunct, outer);
+                if (requirement.isPresent()) {
+                    requirements.add(requirement.get());
+                } else {
+                    inspect(conjunct, false);
+                    filters.add(tree.print(conjunct));
+                }
+            }
+            Optional<String> where = filters.isEmpty() ? Optional.empty() : Optional.of(filters.size() == 1 ? filters.get(0)
+                    : filters.stream().map(f -> "(" + f + ")").collect(java.util.stream.Collectors.joining(" AND ")));
+            return new Source(from, occurrences, where, requirements);
+        }
+
+        private void conjuncts(JsonNode expression, List<JsonNode> out) {
+            if ("CONJUNCTION_AND".equals(expression.path("type").asText())) {
+                expression.path("children").forEach(child -> conjuncts(child, out));
+            } else {
+                out.add(expression);
+            }
+        }
+
+        /**
+         * {@code EXISTS (q)} needs some row of q, {@code NOT EXISTS (q)} none. {@code x IN (SELECT e ...)} is
+         * EXISTS with {@code e = x} added to q's WHERE (a NULL comparison filters the row either way), and
+         * {@code x NOT IN (SELECT e ...)} is NOT EXISTS with {@code e = x OR e IS NULL OR x IS NULL}: SQL's NOT IN
+         * is false or NULL as soon as the subquery holds a NULL or x is NULL and the subquery is not empty.
+         */
+        private Optional<Source.Requirement> requirement(JsonNode conjunct, Source outer) {
+            boolean negated = false;
+            JsonNode expression = conjunct;
+            if ("OPERATOR_NOT".equals(expression.path("type").asText()) && expression.path("children").size() == 1) {
+                negated = true;
+                expression = expression.path("children").get(0);
+            }
+            if (!"SUBQUERY".equals(expression.path("class").asText())) {
+                return Optional.empty();
+            }
+            String type = expression.path("subquery_type").asText();
+            if (!"EXISTS".equals(type) && !"ANY".equals(type)) {
+                return Optional.empty();
+            }
+            JsonNode query = expression.path("subquery").path("node");
+            Map<String, Cte> enclosing = ctes;
+            ctes = withCtes(query);
+            try {
+                if (!"SELECT_NODE".equals(query.path("type").asText())) {
+                    throw Refusal.unsupported(view, "a set operation inside an IN or EXISTS subquery",
+                            "create the set operation as a materialized view of its own and read that view in the subquery");
+                }
+                checkQueryShape(query);
+                Source inner = source(query);
+                List<JsonNode> select = expandStars(query.path("select_list"), inner);
+                if (query.path("group_expressions").size() > 0 || present(query.path("having"))
+                        || select.stream().anyMatch(this::containsAggregate)) {
+                    throw Refusal.unsupported(view, "an IN or EXISTS subquery with GROUP BY or aggregates",
+                            "create the subquery as a materialized view of its own and read that view in the subquery");
+                }
+                distinct(query);
+                Optional<String> condition = Optional.empty();
+                if ("ANY".equals(type)) {
+                    if (!"COMPARE_EQUAL".equals(expression.path("comparison_type").asText()) || select.size() != 1) {
+                        throw Refusal.unsupported(view, "a comparison with ANY or ALL over a subquery",
+                                "use x IN (SELECT y ...) or EXISTS");
+                    }
+                    JsonNode tested = qualified(expression.path("child"), outer);
+                    inspect(tested, false);
+                    // x moves into the subquery's WHERE: a name the subquery also defines would rebind it.
+                    for (String relation : relations(tested)) {
+                        if (relation.isEmpty() || inner.occurrences().stream().anyMatch(o -> o.alias().equalsIgnoreCase(relation))) {
+                            throw Refusal.unsupported(view, "x IN (subquery) where the subquery's FROM reuses the name "
+                                    + (relation.isEmpty() ? "of a column of x" : relation),
+                                    "give the subquery's table an alias of its own (FROM t AS t2) and qualify x's columns");
+                        }
+                    }
+                    String x = "(" + tree.print(tested) + ")";
+                    String e = "(" + printed(select).get(0) + ")";
+                    condition = Optional.of(negated ? e + " = " + x + " OR " + e + " IS NULL OR " + x + " IS NULL" : e + " = " + x);
+                }
+                Optional<String> where = inner.where();
+                if (condition.isPresent()) {
+                    String added = condition.get();
+                    where = Optional.of(where.map(w -> "(" + w + ") AND (" + added + ")").orElse(added));
+                }
+                return Optional.of(new Source.Requirement(new Source(inner.from(), inner.occurrences(), where,
+                        inner.requirements()), negated));
+            } finally {
+                ctes = enclosing;
+            }
+        }
+
+        /** The relation names that the column references of an expression start with ("" for an unqualified one). */
+        private List<String> relations(JsonNode expression) {
+            List<String> relations = new ArrayList<>();
+            if ("COLUMN_REF".equals(expression.path("class").asText())) {
+                JsonNode names = expression.path("column_names");
+                relations.add(names.size() > 1 ? names.get(names.size() - 2).asText() : "");
+            }
+            for (JsonNode child : expression) {
+                if (child.isContainerNode()) {
+                    relations.addAll(relations(child));
+                }
+            }
+            return relations;
+        }
+
+        /**
+         * The expression with each one-part column name that belongs to a mention of {@code outer} qualified by
+         * that mention's alias, so it keeps its meaning when moved into the subquery's WHERE.
+         */
+        private JsonNode qualified(JsonNode expression, Source outer) {
+            if ("COLUMN_REF".equals(expression.path("class").asText()) && expression.path("column_names").size() == 1) {
+                String column = expression.path("column_names").get(0).asText();
+                List<TableOccurrence> owners = outer.visible().stream()
+                        .filter(o -> o.columns().stream().anyMatch(column::equalsIgnoreCase)).toList();
+                if (owners.size() == 1) {
+                    ObjectNode copy = ((ObjectNode) expression).deepCopy();
+                    ArrayNode names = copy.putArray("column_names");
+                    names.add(owners.get(0).alias());
+                    names.add(column);
+                    return copy;
+                }
+                return expression;
+            }
+            if (expression.isObject()) {
+                ObjectNode copy = ((ObjectNode) expression).deepCopy();
+                Iterator<Map.Entry<String, JsonNode>> fields = expression.fields();
+                while (fields.hasNext()) {
+                    Map.Entry<String, JsonNode> field = fields.next();
+                    if (field.getValue().isContainerNode()) {
+                        copy.set(field.getKey(), qualified(field.getValue(), outer));
+                    }
+                }
+                return copy;
+            }
+            if (expression.isArray()) {
+                ArrayNode copy = JsonNodeFactory.instance.arrayNode();
+                expression.forEach(element -> copy.add(qualified(element, outer)));
+                return copy;
+            }
+            return expression;
         }
 
         private DeltaProgram aggregate(Source source, JsonNode node, List<JsonNode> select, List<JsonNode> groups,
@@ -620,8 +766,9 @@ final class ViewCompiler {
         private void checkScalar(JsonNode node) {
             String type = node.path("class").asText();
             switch (type) {
-                case "SUBQUERY" -> throw Refusal.unsupported(view, "a subquery (IN, EXISTS or scalar)",
-                        "rewrite it as an inner join with the table it reads");
+                case "SUBQUERY" -> throw Refusal.unsupported(view, "a scalar subquery, or an IN or EXISTS subquery outside "
+                        + "the AND-ed conditions of a WHERE clause", "rewrite it as a join, or as [NOT] IN / [NOT] EXISTS "
+                        + "conditions AND-ed into the WHERE clause");
                 case "WINDOW" -> throw Refusal.unsupported(view, "the window function "
                         + node.path("function_name").asText().toLowerCase(Locale.ROOT) + "() OVER (...)",
                         "compute the window in the query that reads the view");

@@ -77,6 +77,11 @@ class ViewsEqualTheirQueryTest {
     }
 
     @Property
+    void inAndExistsSubqueriesEqualTheirQuery(@ForAll("subqueries") List<String> views, @ForAll("histories") List<Batch> history) {
+        check(views, history);
+    }
+
+    @Property
     void viewsOverViewsEqualTheirQuery(@ForAll("cascades") List<String> views, @ForAll("histories") List<Batch> history) {
         check(views, history);
     }
@@ -241,6 +246,27 @@ class ViewsEqualTheirQueryTest {
                 "SELECT x AS c0 FROM a EXCEPT ALL SELECT z FROM b",
                 "(SELECT k AS c0 FROM a UNION ALL SELECT z FROM b) INTERSECT ALL SELECT k FROM a WHERE x > 0");
         return Arbitraries.oneOf(setOperation, cte).list().ofMinSize(1).ofMaxSize(3);
+    }
+
+    @Provide
+    Arbitrary<List<String>> subqueries() {
+        Arbitrary<String> predicate = Arbitraries.of("k IN (SELECT k FROM b WHERE z > 0)", "k NOT IN (SELECT z FROM b)",
+                "x IN (SELECT b.z FROM b)", "x NOT IN (SELECT z FROM b WHERE t = 'p')",
+                "EXISTS (SELECT 1 FROM b WHERE b.t = 'p')", "NOT EXISTS (SELECT 1 FROM b WHERE b.k = a.k AND b.z > a.x)",
+                "EXISTS (SELECT * FROM b WHERE b.k = a.k)", "(k + 1) IN (SELECT b.k FROM b JOIN a a2 ON b.z = a2.x)",
+                "k IN (SELECT a2.k FROM a AS a2 WHERE a2.x > 2)", "s NOT IN (SELECT DISTINCT t FROM b WHERE k IN (SELECT x FROM a a3))",
+                "NOT EXISTS (SELECT 1 FROM b LEFT JOIN a a4 ON b.z = a4.x WHERE a4.k IS NULL AND b.k = a.k)");
+        Arbitrary<String> projection = Combinators.combine(Arbitraries.of(A_EXPRESSIONS).list().ofMinSize(1).ofMaxSize(3),
+                predicate, Arbitraries.of("", " AND x > 0", " OR s IS NULL"))
+                .as((expressions, p, more) -> "SELECT " + aliased(expressions) + " FROM a WHERE " + p
+                        + (more.startsWith(" OR") ? " AND (k IS NULL" + more + ")" : more));
+        Arbitrary<String> grouped = Combinators.combine(Arbitraries.of("k", "s"), predicate)
+                .as((key, p) -> "SELECT " + key + " AS c0, count(*) AS c1, sum(x) AS c2 FROM a WHERE " + p + " GROUP BY " + key);
+        Arbitrary<String> fixed = Arbitraries.of(
+                "SELECT b.t AS c0 FROM b WHERE b.k NOT IN (SELECT k FROM a WHERE s = 'p') AND EXISTS (SELECT 1 FROM a WHERE a.x = b.z)",
+                "SELECT a.k AS c0, b.t AS c1 FROM a JOIN b ON a.k = b.k WHERE a.x IN (SELECT DISTINCT z FROM b b2 WHERE t IS NOT NULL)",
+                "SELECT a.k AS c0, b.z AS c1 FROM a LEFT JOIN b ON a.k = b.k WHERE a.s IN (SELECT t FROM b b2)");
+        return Arbitraries.oneOf(projection, grouped, fixed).list().ofMinSize(1).ofMaxSize(3);
     }
 
     /** A first view over the tables, then views that read it (v0) and each other (v1). */
