@@ -54,6 +54,16 @@ final class Catalog {
                 + "AND schema_name = ? AND table_name = ? ORDER BY column_index", table.schema(), table.table());
     }
 
+    /** Whether a query binds on its own (a subquery that refers to an enclosing query's columns does not). */
+    boolean binds(String query) {
+        try (java.sql.Statement statement = connection.createStatement()) {
+            statement.execute("DESCRIBE " + query);
+            return true;
+        } catch (java.sql.SQLException e) {
+            return false;
+        }
+    }
+
     boolean isAggregate(String function) {
         if (aggregates == null) {
             aggregates = lowered(Sql.strings(connection,

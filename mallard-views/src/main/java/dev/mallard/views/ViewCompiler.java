@@ -647,6 +647,12 @@ final class ViewCompiler {
                                 "alias the columns so that each has a name of its own");
                     }
                 }
+                if (!catalog.binds(Branch.current(branches))) {
+                    // A subquery in FROM that reads a column of the tables beside it is a lateral join: its rows
+                    // depend on the other side row by row, which the derived relation's own delta does not follow.
+                    throw Refusal.unsupported(view, "the lateral (correlated) subquery " + alias + " in FROM",
+                            "join its table directly and move its condition into ON or WHERE");
+                }
                 return TableOccurrence.derived(branches, alias, names);
             } finally {
                 ctes = outer;
