@@ -115,7 +115,7 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
     static void dropState(Connection connection, String view) {
         Sql.update(connection, "DROP TABLE IF EXISTS " + stateTable(view));
         for (String table : Sql.strings(connection, "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() "
-                + "AND schema_name = ? AND starts_with(table_name, ?)", TableName.VIEWS_SCHEMA, "state$" + view + "$")) {
+                + "AND schema_name = ? AND starts_with(lower(table_name), lower(?))", TableName.VIEWS_SCHEMA, "state$" + view + "$")) {
             Sql.update(connection, "DROP TABLE IF EXISTS " + TableName.VIEWS_SCHEMA + "." + Sql.quote(table));
         }
     }

@@ -1,6 +1,8 @@
 package dev.mallard.views;
 
 import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
@@ -56,10 +58,10 @@ final class Catalog {
 
     /** Whether a query binds on its own (a subquery that refers to an enclosing query's columns does not). */
     boolean binds(String query) {
-        try (java.sql.Statement statement = connection.createStatement()) {
+        try (Statement statement = connection.createStatement()) {
             statement.execute("DESCRIBE " + query);
             return true;
-        } catch (java.sql.SQLException e) {
+        } catch (SQLException e) {
             return false;
         }
     }

@@ -15,6 +15,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
  * Reads a view's query from DuckDB's parse tree and compiles it into a {@link DeltaProgram}, or refuses it
@@ -220,7 +221,7 @@ final class ViewCompiler {
                 }
             }
             Optional<String> where = filters.isEmpty() ? Optional.empty() : Optional.of(filters.size() == 1 ? filters.get(0)
-                    : filters.stream().map(f -> "(" + f + ")").collect(java.util.stream.Collectors.joining(" AND ")));
+                    : filters.stream().map(f -> "(" + f + ")").collect(Collectors.joining(" AND ")));
             return new Source(from, occurrences, where, requirements);
         }
 
