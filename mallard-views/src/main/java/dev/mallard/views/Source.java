@@ -38,11 +38,17 @@ record Source(FromNode from, List<TableOccurrence> occurrences, Optional<String>
 
     /**
      * A condition on another relation, per row of the outer one: that {@code inner} (whose WHERE refers to the
-     * outer row) has no row ({@code absent}), or has some.
+     * outer row) has no row ({@code absent}), or has some; it holds anyway for an outer row where
+     * {@code unless} (never NULL) is true.
      */
-    record Requirement(Source inner, boolean absent) {
+    record Requirement(Source inner, boolean absent, Optional<String> unless) {
         Requirement {
             requireNonNull(inner, "inner is null");
+            requireNonNull(unless, "unless is null");
+        }
+
+        Requirement(Source inner, boolean absent) {
+            this(inner, absent, Optional.empty());
         }
 
         String countNow() {
@@ -57,12 +63,18 @@ record Source(FromNode from, List<TableOccurrence> occurrences, Optional<String>
                     + ") AS mallard_r))";
         }
 
+        /** Whether a changed row of {@code inner} matches the outer row. */
+        String touchedBy(Set<TableName> changed) {
+            return "EXISTS (" + inner.delta(List.of(), changed) + ")";
+        }
+
         boolean moves(Set<TableName> changed) {
             return inner.tables().stream().anyMatch(changed::contains);
         }
 
         String holds(String count) {
-            return count + (absent ? " = 0" : " > 0");
+            String holds = count + (absent ? " = 0" : " > 0");
+            return unless.map(u -> "(" + u + ") OR " + holds).orElse(holds);
         }
     }
 
@@ -165,6 +177,10 @@ record Source(FromNode from, List<TableOccurrence> occurrences, Optional<String>
             String then = indicator(required.stream().map(r -> r.holds(r.countBefore(changed))).toList());
             List<String> flipped = new ArrayList<>();
             where.ifPresent(flipped::add);
+            // Only a row matching a changed row of some R can flip; testing that first (a join with the small
+            // delta) keeps DuckDB from counting matches for every current row.
+            flipped.add(required.stream().filter(r -> r.moves(changed)).map(r -> r.touchedBy(changed))
+                    .collect(Collectors.joining(" OR ")));
             flipped.add(now + " <> " + then);
             parts.add(select(columns, now + " - " + then, render(from, term, this::table, false), flipped));
         }

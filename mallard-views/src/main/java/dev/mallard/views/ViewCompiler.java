@@ -212,9 +212,9 @@ final class ViewCompiler {
                 conjuncts(node.path("where_clause"), conjuncts);
             }
             for (JsonNode conjunct : conjuncts) {
-                Optional<Source.Requirement> requirement = requirement(conjunct, outer);
-                if (requirement.isPresent()) {
-                    requirements.add(requirement.get());
+                List<Source.Requirement> required = requirements(conjunct, outer);
+                if (!required.isEmpty()) {
+                    requirements.addAll(required);
                 } else {
                     inspect(conjunct, false);
                     filters.add(tree.print(conjunct));
@@ -236,10 +236,13 @@ final class ViewCompiler {
         /**
          * {@code EXISTS (q)} needs some row of q, {@code NOT EXISTS (q)} none. {@code x IN (SELECT e ...)} is
          * EXISTS with {@code e = x} added to q's WHERE (a NULL comparison filters the row either way), and
-         * {@code x NOT IN (SELECT e ...)} is NOT EXISTS with {@code e = x OR e IS NULL OR x IS NULL}: SQL's NOT IN
-         * is false or NULL as soon as the subquery holds a NULL or x is NULL and the subquery is not empty.
+         * {@code x NOT IN (SELECT e ...)} is false or NULL as soon as q holds an e equal to x, or a NULL e, or x
+         * is NULL and q is not empty: three requirements, no row with {@code e = x}, no row with {@code e IS
+         * NULL}, and no row at all unless {@code x IS NOT NULL}. (One requirement with {@code e = x OR e IS NULL
+         * OR x IS NULL} says the same, but DuckDB can only run an OR condition as a nested loop.) Empty when
+         * the conjunct is not such a subquery.
          */
-        private Optional<Source.Requirement> requirement(JsonNode conjunct, Source outer) {
+        private List<Source.Requirement> requirements(JsonNode conjunct, Source outer) {
             boolean negated = false;
             JsonNode expression = conjunct;
             if ("OPERATOR_NOT".equals(expression.path("type").asText()) && expression.path("children").size() == 1) {
@@ -247,11 +250,11 @@ final class ViewCompiler {
                 expression = expression.path("children").get(0);
             }
             if (!"SUBQUERY".equals(expression.path("class").asText())) {
-                return Optional.empty();
+                return List.of();
             }
             String type = expression.path("subquery_type").asText();
             if (!"EXISTS".equals(type) && !"ANY".equals(type)) {
-                return Optional.empty();
+                return List.of();
             }
             JsonNode query = expression.path("subquery").path("node");
             Map<String, Cte> enclosing = ctes;
@@ -270,8 +273,10 @@ final class ViewCompiler {
                             "create the subquery as a materialized view of its own and read that view in the subquery");
                 }
                 distinct(query);
-                Optional<String> condition = Optional.empty();
-                if ("ANY".equals(type)) {
+                if (!"ANY".equals(type)) {
+                    return List.of(new Source.Requirement(inner, negated));
+                }
+                {
                     if (!"COMPARE_EQUAL".equals(expression.path("comparison_type").asText()) || select.size() != 1) {
                         throw Refusal.unsupported(view, "a comparison with ANY or ALL over a subquery",
                                 "use x IN (SELECT y ...) or EXISTS");
@@ -288,18 +293,21 @@ final class ViewCompiler {
                     }
                     String x = "(" + tree.print(tested) + ")";
                     String e = "(" + printed(select).get(0) + ")";
-                    condition = Optional.of(negated ? e + " = " + x + " OR " + e + " IS NULL OR " + x + " IS NULL" : e + " = " + x);
+                    Source.Requirement equal = new Source.Requirement(restricted(inner, e + " = " + x), negated);
+                    if (!negated) {
+                        return List.of(equal);
+                    }
+                    return List.of(equal, new Source.Requirement(restricted(inner, e + " IS NULL"), true),
+                            new Source.Requirement(inner, true, Optional.of(x + " IS NOT NULL")));
                 }
-                Optional<String> where = inner.where();
-                if (condition.isPresent()) {
-                    String added = condition.get();
-                    where = Optional.of(where.map(w -> "(" + w + ") AND (" + added + ")").orElse(added));
-                }
-                return Optional.of(new Source.Requirement(new Source(inner.from(), inner.occurrences(), where,
-                        inner.requirements()), negated));
             } finally {
                 ctes = enclosing;
             }
+        }
+
+        private Source restricted(Source source, String condition) {
+            Optional<String> where = Optional.of(source.where().map(w -> "(" + w + ") AND (" + condition + ")").orElse(condition));
+            return new Source(source.from(), source.occurrences(), where, source.requirements());
         }
 
         /** The relation names that the column references of an expression start with ("" for an unqualified one). */

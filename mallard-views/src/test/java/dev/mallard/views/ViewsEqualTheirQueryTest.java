@@ -13,7 +13,9 @@ import net.jqwik.api.Provide;
 import org.duckdb.DuckDBConnection;
 
 /**
- * Differential tests: random tables with NULLs and duplicate rows, random views from each maintained family,
+ * Differential tests: random tables with NULLs and duplicate rows, random views from each maintained family
+ * (projections, aggregates with DISTINCT and FILTER, inner joins and UNION, outer/semi/anti joins, CTEs and
+ * EXCEPT/INTERSECT, IN/EXISTS subqueries, views over views),
  * random batches of INSERT, UPDATE, DELETE and TRUNCATE (some in transactions that roll back); after every
  * sync, {@code view EXCEPT ALL query} and {@code query EXCEPT ALL view} are both empty.
  *
