@@ -40,15 +40,17 @@ record Source(FromNode from, List<TableOccurrence> occurrences, Optional<String>
      * A condition on another relation, per row of the outer one: that {@code inner} (whose WHERE refers to the
      * outer row) has no row ({@code absent}), or has some; it holds anyway for an outer row where
      * {@code unless} (never NULL) is true.
+     *
+     * @param correlated whether {@code inner} refers to the outer row (false: it has one answer for all rows)
      */
-    record Requirement(Source inner, boolean absent, Optional<String> unless) {
+    record Requirement(Source inner, boolean absent, Optional<String> unless, boolean correlated) {
         Requirement {
             requireNonNull(inner, "inner is null");
             requireNonNull(unless, "unless is null");
         }
 
         Requirement(Source inner, boolean absent) {
-            this(inner, absent, Optional.empty());
+            this(inner, absent, Optional.empty(), true);
         }
 
         String countNow() {
@@ -63,8 +65,16 @@ record Source(FromNode from, List<TableOccurrence> occurrences, Optional<String>
                     + ") AS mallard_r))";
         }
 
-        /** Whether a changed row of {@code inner} matches the outer row. */
+        /**
+         * A condition that every outer row whose requirement flipped meets: a changed row of {@code inner}
+         * matches it; or, when {@code inner} does not depend on the outer row, its indicator flipped at all
+         * (computed once, so a change that flips nothing costs no pass over the outer rows).
+         */
         String touchedBy(Set<TableName> changed) {
+            if (!correlated) {
+                String holds = absent ? " = 0" : " > 0";
+                return "(" + countNow() + holds + ") <> (" + countBefore(changed) + holds + ")";
+            }
             return "EXISTS (" + inner.delta(List.of(), changed) + ")";
         }
 

@@ -274,7 +274,7 @@ final class ViewCompiler {
                 }
                 distinct(query);
                 if (!"ANY".equals(type)) {
-                    return List.of(new Source.Requirement(inner, negated));
+                    return List.of(new Source.Requirement(inner, negated, Optional.empty(), correlated(inner)));
                 }
                 {
                     if (!"COMPARE_EQUAL".equals(expression.path("comparison_type").asText()) || select.size() != 1) {
@@ -297,12 +297,18 @@ final class ViewCompiler {
                     if (!negated) {
                         return List.of(equal);
                     }
-                    return List.of(equal, new Source.Requirement(restricted(inner, e + " IS NULL"), true),
-                            new Source.Requirement(inner, true, Optional.of(x + " IS NOT NULL")));
+                    Source nulls = restricted(inner, e + " IS NULL");
+                    return List.of(equal, new Source.Requirement(nulls, true, Optional.empty(), correlated(nulls)),
+                            new Source.Requirement(inner, true, Optional.of(x + " IS NOT NULL"), correlated(inner)));
                 }
             } finally {
                 ctes = enclosing;
             }
+        }
+
+        /** Whether a subquery's rows depend on the enclosing row (it does not bind on its own). */
+        private boolean correlated(Source inner) {
+            return !catalog.binds(inner.current(List.of()));
         }
 
         private Source restricted(Source source, String condition) {
