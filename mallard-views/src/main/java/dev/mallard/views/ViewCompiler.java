@@ -133,8 +133,9 @@ final class ViewCompiler {
             for (int j = 0; j < width; j++) {
                 outputs.add("k" + j);
             }
-            List<AggregateSlot> slots = List.of(new AggregateSlot(AggregateSlot.Kind.COUNT, Optional.of("left"), 0),
-                    new AggregateSlot(AggregateSlot.Kind.COUNT, Optional.of("right"), 1));
+            // The keyed branches supply the slots' argument columns a0 (1 on the left) and a1 (1 on the right).
+            List<AggregateSlot> slots = List.of(new AggregateSlot(AggregateSlot.Kind.COUNT, Optional.of("a0"), 0),
+                    new AggregateSlot(AggregateSlot.Kind.COUNT, Optional.of("a1"), 1));
             boolean except = "EXCEPT".equals(setop);
             Optional<String> having = all ? Optional.empty()
                     : Optional.of(except ? "n0 > 0 AND n1 = 0" : "n0 > 0 AND n1 > 0");
@@ -272,35 +273,34 @@ final class ViewCompiler {
                     throw Refusal.unsupported(view, "an IN or EXISTS subquery with GROUP BY or aggregates",
                             "create the subquery as a materialized view of its own and read that view in the subquery");
                 }
+                // Existence ignores duplicates, so DISTINCT changes nothing; distinct() still refuses DISTINCT ON.
                 distinct(query);
                 if (!"ANY".equals(type)) {
                     return List.of(new Source.Requirement(inner, negated, Optional.empty(), correlated(inner)));
                 }
-                {
-                    if (!"COMPARE_EQUAL".equals(expression.path("comparison_type").asText()) || select.size() != 1) {
-                        throw Refusal.unsupported(view, "a comparison with ANY or ALL over a subquery",
-                                "use x IN (SELECT y ...) or EXISTS");
-                    }
-                    JsonNode tested = qualified(expression.path("child"), outer);
-                    inspect(tested, false);
-                    // x moves into the subquery's WHERE: a name the subquery also defines would rebind it.
-                    for (String relation : relations(tested)) {
-                        if (relation.isEmpty() || inner.occurrences().stream().anyMatch(o -> o.alias().equalsIgnoreCase(relation))) {
-                            throw Refusal.unsupported(view, "x IN (subquery) where the subquery's FROM reuses the name "
-                                    + (relation.isEmpty() ? "of a column of x" : relation),
-                                    "give the subquery's table an alias of its own (FROM t AS t2) and qualify x's columns");
-                        }
-                    }
-                    String x = "(" + tree.print(tested) + ")";
-                    String e = "(" + printed(select).get(0) + ")";
-                    Source.Requirement equal = new Source.Requirement(restricted(inner, e + " = " + x), negated);
-                    if (!negated) {
-                        return List.of(equal);
-                    }
-                    Source nulls = restricted(inner, e + " IS NULL");
-                    return List.of(equal, new Source.Requirement(nulls, true, Optional.empty(), correlated(nulls)),
-                            new Source.Requirement(inner, true, Optional.of(x + " IS NOT NULL"), correlated(inner)));
+                if (!"COMPARE_EQUAL".equals(expression.path("comparison_type").asText()) || select.size() != 1) {
+                    throw Refusal.unsupported(view, "a comparison with ANY or ALL over a subquery",
+                            "use x IN (SELECT y ...) or EXISTS");
                 }
+                JsonNode tested = qualified(expression.path("child"), outer);
+                inspect(tested, false);
+                // x moves into the subquery's WHERE: a name the subquery also defines would rebind it.
+                for (String relation : relations(tested)) {
+                    if (relation.isEmpty() || inner.occurrences().stream().anyMatch(o -> o.alias().equalsIgnoreCase(relation))) {
+                        throw Refusal.unsupported(view, "x IN (subquery) where the subquery's FROM reuses the name "
+                                + (relation.isEmpty() ? "of a column of x" : relation),
+                                "give the subquery's table an alias of its own (FROM t AS t2) and qualify x's columns");
+                    }
+                }
+                String x = "(" + tree.print(tested) + ")";
+                String e = "(" + printed(select).get(0) + ")";
+                Source.Requirement equal = new Source.Requirement(restricted(inner, e + " = " + x), negated);
+                if (!negated) {
+                    return List.of(equal);
+                }
+                Source nulls = restricted(inner, e + " IS NULL");
+                return List.of(equal, new Source.Requirement(nulls, true, Optional.empty(), correlated(nulls)),
+                        new Source.Requirement(inner, true, Optional.of(x + " IS NOT NULL"), correlated(inner)));
             } finally {
                 ctes = enclosing;
             }
