@@ -24,12 +24,16 @@ import java.util.stream.Collectors;
  * @param keyCount how many key columns, 0 for a global aggregate
  * @param outputs the view's columns in terms of the state columns
  * @param having the HAVING condition in terms of the state columns
+ * @param copies how many copies of a group's output row the view holds, in terms of the state columns (EXCEPT ALL,
+ *     INTERSECT ALL); empty for one copy
  */
 record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<AggregateSlot> slots, List<String> outputs,
-        Optional<String> having) implements DeltaProgram {
+        Optional<String> having, Optional<String> copies) implements DeltaProgram {
     static final String COUNT = "mallard_count";
     private static final String NEGATIVES = "mallard_negatives";
     private static final String DELTA = "mallard_group_delta";
+    private static final String ROWS = "mallard_rows";
+    private static final String VALUES = "mallard_value_delta";
 
     AggregateProgram {
         requireNonNull(view, "view is null");
@@ -37,6 +41,12 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
         slots = List.copyOf(slots);
         outputs = List.copyOf(outputs);
         requireNonNull(having, "having is null");
+        requireNonNull(copies, "copies is null");
+    }
+
+    AggregateProgram(String view, List<Branch> inputs, int keyCount, List<AggregateSlot> slots, List<String> outputs,
+            Optional<String> having) {
+        this(view, inputs, keyCount, slots, outputs, having, Optional.empty());
     }
 
     String stateTable() {
@@ -55,7 +65,12 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
     @Override
     public void initialize(Connection connection) {
         Sql.update(connection, "CREATE OR REPLACE TABLE " + stateTable() + " AS SELECT * EXCLUDE (" + NEGATIVES + ") FROM ("
-                + grouped(Branch.current(inputs)) + ")");
+                + grouped(Branch.current(inputs), true) + ")");
+        for (AggregateSlot slot : distinctSlots()) {
+            Sql.update(connection, "CREATE OR REPLACE TABLE " + valuesTable(slot) + " AS SELECT " + keysThen() + slot.argumentColumn()
+                    + " AS v, count(*) AS c FROM (" + Branch.current(inputs) + ") AS src WHERE " + slot.argumentColumn()
+                    + " IS NOT NULL GROUP BY " + keysThen() + slot.argumentColumn());
+        }
         if (keyCount != 0) {
             Sql.update(connection, "DELETE FROM " + stateTable() + " WHERE " + COUNT + " = 0");
         }
@@ -65,7 +80,16 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
     @Override
     public void maintain(Connection connection, Set<TableName> changed) {
         String state = stateTable();
-        Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + DELTA + " AS " + grouped(Branch.delta(inputs, changed)));
+        String rows = Branch.delta(inputs, changed);
+        if (!distinctSlots().isEmpty()) {
+            // The distinct values' tables read the same weighted rows as the group state.
+            Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + ROWS + " AS " + rows);
+            rows = "SELECT * FROM " + ROWS;
+        }
+        Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + DELTA + " AS " + grouped(rows, false));
+        for (AggregateSlot slot : distinctSlots()) {
+            moveDistinct(connection, slot);
+        }
         // The touched groups' rows leave the view as they were before the state moves...
         writeRows(connection, state + " AS g", "-1", touched("g"));
         if (keyCount == 0) {
@@ -84,7 +108,54 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
 
     @Override
     public void dropState(Connection connection) {
-        Sql.update(connection, "DROP TABLE IF EXISTS " + stateTable());
+        dropState(connection, view);
+    }
+
+    /** Drops the view's state tables, whatever program made them. */
+    static void dropState(Connection connection, String view) {
+        Sql.update(connection, "DROP TABLE IF EXISTS " + stateTable(view));
+        for (String table : Sql.strings(connection, "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() "
+                + "AND schema_name = ? AND starts_with(lower(table_name), lower(?))", TableName.VIEWS_SCHEMA, "state$" + view + "$")) {
+            Sql.update(connection, "DROP TABLE IF EXISTS " + TableName.VIEWS_SCHEMA + "." + Sql.quote(table));
+        }
+    }
+
+    private List<AggregateSlot> distinctSlots() {
+        return slots.stream().filter(AggregateSlot::distinct).toList();
+    }
+
+    /** A DISTINCT slot's values: per group and non-NULL value, how many rows carry it. */
+    private String valuesTable(AggregateSlot slot) {
+        return TableName.VIEWS_SCHEMA + "." + Sql.quote("state$" + view + "$distinct" + slot.index());
+    }
+
+    private String keysThen() {
+        return keyCount == 0 ? "" : String.join(", ", keyColumns()) + ", ";
+    }
+
+    /**
+     * Moves a DISTINCT slot: the values' copy counts move by the delta; a value whose count rises from 0
+     * enters the group's distinct sum and count, one whose count falls to 0 leaves them. The group delta's
+     * columns for the slot are set to those entries and exits, so the state's MERGE adds them as for any slot.
+     */
+    private void moveDistinct(Connection connection, AggregateSlot slot) {
+        String a = slot.argumentColumn();
+        String w = Source.WEIGHT;
+        String values = valuesTable(slot);
+        Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + VALUES + " AS SELECT " + keysThen() + a + " AS v, sum(" + w
+                + ") AS dc FROM " + ROWS + " WHERE " + a + " IS NOT NULL GROUP BY " + keysThen() + a + " HAVING sum(" + w + ") <> 0");
+        String flips = "SELECT " + keyColumns().stream().map(k -> "x." + k + ", ").collect(Collectors.joining())
+                + "x.v, CAST(coalesce(s.c, 0) + x.dc > 0 AS INTEGER) - CAST(coalesce(s.c, 0) > 0 AS INTEGER) AS flip FROM "
+                + VALUES + " AS x LEFT JOIN " + values + " AS s ON " + match("s", "x") + " AND s.v = x.v";
+        String sum = slot.keepsSum()
+                ? ", coalesce(sum(v) FILTER (WHERE flip > 0), 0) - coalesce(sum(v) FILTER (WHERE flip < 0), 0) AS ds" : "";
+        String moved = "SELECT " + keysThen() + "coalesce(sum(flip), 0) AS dn" + sum + " FROM (" + flips + ") AS f" + (keyCount == 0 ? "" : " GROUP BY " + String.join(", ", keyColumns()));
+        String sets = slot.count() + " = f.dn" + (slot.keepsSum() ? ", " + slot.sum() + " = f.ds" : "");
+        Sql.update(connection, "UPDATE " + DELTA + " AS d SET " + sets + " FROM (" + moved + ") AS f WHERE " + match("d", "f"));
+        Sql.update(connection, "MERGE INTO " + values + " AS s USING " + VALUES + " AS x ON (" + match("s", "x") + " AND s.v = x.v) "
+                + "WHEN MATCHED AND s.c + x.dc = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET c = s.c + x.dc "
+                + "WHEN NOT MATCHED THEN INSERT VALUES (" + keyColumns().stream().map(k -> "x." + k + ", ").collect(Collectors.joining())
+                + "x.v, x.dc)");
     }
 
     private List<String> keyColumns() {
@@ -117,12 +188,21 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
      * and a join term multiplies them), so a sum splits into the added and the removed arguments, which keeps
      * DuckDB's own result type for SUM (HUGEINT for integers, DECIMAL(38,s), DOUBLE).
      */
-    private String grouped(String weightedRows) {
+    private String grouped(String weightedRows, boolean initial) {
         String w = Source.WEIGHT;
         List<String> columns = new ArrayList<>(keyColumns());
         columns.add("coalesce(sum(" + w + "), 0) AS " + COUNT);
         for (AggregateSlot slot : slots) {
             String a = slot.argumentColumn();
+            if (slot.distinct()) {
+                // Built whole from the current rows (all weights +1); a delta's share is set by moveDistinct.
+                if (slot.keepsSum()) {
+                    columns.add((initial ? "coalesce(sum(DISTINCT " + a + "), 0)" : "coalesce(sum(" + a + ") FILTER (WHERE false), 0)")
+                            + " AS " + slot.sum());
+                }
+                columns.add((initial ? "count(DISTINCT " + a + ")" : "CAST(0 AS BIGINT)") + " AS " + slot.count());
+                continue;
+            }
             if (slot.keepsSum()) {
                 columns.add("coalesce(sum(" + a + ") FILTER (WHERE " + w + " > 0), 0) - coalesce(sum(" + a
                         + ") FILTER (WHERE " + w + " < 0), 0) AS " + slot.sum());
@@ -189,7 +269,12 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
         if (having.isPresent()) {
             visible = visible + " AND (" + having.get() + ")";
         }
-        Sql.update(connection, "INSERT INTO " + ViewTable.OUTPUT + " SELECT " + String.join(", ", outputs) + ", " + weight
+        String weighted = weight;
+        if (copies.isPresent()) {
+            visible = visible + " AND (" + copies.get() + ") > 0";
+            weighted = "CAST(" + weight + " * (" + copies.get() + ") AS INTEGER)";
+        }
+        Sql.update(connection, "INSERT INTO " + ViewTable.OUTPUT + " SELECT " + String.join(", ", outputs) + ", " + weighted
                 + " FROM " + from + " WHERE " + filter + " AND " + visible);
     }
 

@@ -9,14 +9,25 @@ import java.util.Optional;
  * SUM and AVG keep {@code s_i} (the sum of non-NULL arguments) and {@code n_i} (how many there are);
  * COUNT keeps {@code n_i}; COUNT(*) reads the group's row count; MIN and MAX keep {@code m_i}.
  *
+ * <p>With DISTINCT (SUM, COUNT, AVG), {@code s_i} and {@code n_i} are the sum and count of the group's distinct
+ * non-NULL values, kept by a second state table with each value's number of copies per group (see
+ * {@link AggregateProgram}).
+ *
  * @param argument the argument's SQL over the view's FROM aliases, empty for COUNT(*)
  */
-record AggregateSlot(Kind kind, Optional<String> argument, int index) {
+record AggregateSlot(Kind kind, Optional<String> argument, int index, boolean distinct) {
     enum Kind { SUM, COUNT, COUNT_STAR, AVG, MIN, MAX }
 
     AggregateSlot {
         requireNonNull(kind, "kind is null");
         requireNonNull(argument, "argument is null");
+        if (distinct && !(kind == Kind.SUM || kind == Kind.COUNT || kind == Kind.AVG)) {
+            throw new IllegalArgumentException("DISTINCT is kept for SUM, COUNT and AVG only, not " + kind);
+        }
+    }
+
+    AggregateSlot(Kind kind, Optional<String> argument, int index) {
+        this(kind, argument, index, false);
     }
 
     String argumentColumn() {

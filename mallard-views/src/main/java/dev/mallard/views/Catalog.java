@@ -1,6 +1,8 @@
 package dev.mallard.views;
 
 import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
@@ -52,6 +54,16 @@ final class Catalog {
     List<String> columns(TableName table) {
         return Sql.strings(connection, "SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() "
                 + "AND schema_name = ? AND table_name = ? ORDER BY column_index", table.schema(), table.table());
+    }
+
+    /** Whether a query binds on its own (a subquery that refers to an enclosing query's columns does not). */
+    boolean binds(String query) {
+        try (Statement statement = connection.createStatement()) {
+            statement.execute("DESCRIBE " + query);
+            return true;
+        } catch (SQLException e) {
+            return false;
+        }
     }
 
     boolean isAggregate(String function) {

@@ -173,6 +173,51 @@ public final class MaterializedViews implements AutoCloseable {
         LOG.info("materialized view dropped view={}", name);
     }
 
+    /**
+     * Drops the view and every view that reads it, directly or through other views, in one transaction; the
+     * readers go first (reverse creation order). Returns the dropped views' names in the order dropped.
+     */
+    public List<String> dropViewCascade(String name) {
+        if (!broken.containsKey(key(name))) {
+            maintained(name);
+        }
+        Set<String> doomed = new HashSet<>(Set.of(key(name)));
+        // Creation order is a dependency order, so one pass finds readers of readers.
+        for (MaintainedView view : views.values()) {
+            if (readsAny(view, doomed)) {
+                doomed.add(key(view.name()));
+            }
+        }
+        List<String> order = new ArrayList<>();
+        List<MaintainedView> all = new ArrayList<>(views.values());
+        for (int i = all.size() - 1; i >= 0; i--) {
+            if (doomed.contains(key(all.get(i).name()))) {
+                order.add(all.get(i).name());
+            }
+        }
+        if (!order.stream().map(MaterializedViews::key).toList().contains(key(name))) {
+            order.add(name);
+        }
+        transaction(() -> order.forEach(this::dropInTransaction));
+        LOG.info("materialized views dropped views={} cascade_from={}", order, name);
+        return List.copyOf(order);
+    }
+
+    /** Drops the view and its readers if it exists; returns whether it did. */
+    public boolean dropViewCascadeIfExists(String name) {
+        if (!views.containsKey(key(name)) && !broken.containsKey(key(name))) {
+            return false;
+        }
+        dropViewCascade(name);
+        return true;
+    }
+
+    private boolean readsAny(MaintainedView view, Set<String> names) {
+        String schema = catalog.currentSchema();
+        return !names.contains(key(view.name())) && view.program().tables().stream()
+                .anyMatch(t -> t.schema().equalsIgnoreCase(schema) && names.contains(key(t.table())));
+    }
+
     /** Drops the view if it exists; returns whether it did. */
     public boolean dropViewIfExists(String name) {
         if (!views.containsKey(key(name)) && !broken.containsKey(key(name))) {
@@ -185,7 +230,7 @@ public final class MaterializedViews implements AutoCloseable {
     private void dropInTransaction(String name) {
         new ViewTable(name, List.of()).dropChanges(connection);
         Sql.update(connection, "DROP TABLE IF EXISTS " + Sql.quote(name));
-        Sql.update(connection, "DROP TABLE IF EXISTS " + AggregateProgram.stateTable(name));
+        AggregateProgram.dropState(connection, name);
         registry.remove(name);
         generation = registry.bump();
         views.remove(key(name));
@@ -444,7 +489,7 @@ public final class MaterializedViews implements AutoCloseable {
         }
     }
 
-    /** Refuses to drop or replace a view that other views read (there is no CASCADE yet). */
+    /** Refuses to drop or replace a view that other views read (see {@link #dropViewCascade}). */
     private void refuseIfRead(String name, String verb) {
         List<String> readers = new ArrayList<>();
         for (MaintainedView view : views.values()) {
@@ -457,7 +502,7 @@ public final class MaterializedViews implements AutoCloseable {
         if (!readers.isEmpty()) {
             throw new MallardException(ErrorCode.USER_VIEW_DEPENDED_ON, "materialized view " + name + " cannot be " + verb
                     + " while " + String.join(", ", readers) + " read it; drop " + String.join(", ", readers)
-                    + " first (DROP ... CASCADE is not supported yet)");
+                    + " first, or drop them all with DROP MATERIALIZED VIEW " + name + " CASCADE");
         }
     }
 

@@ -15,7 +15,7 @@ import org.duckdb.DuckDBTableFunctionInitInfo;
 /**
  * The {@code dbsp_*} SQL functions as Java functions registered in DuckDB, so any connection to the database
  * (not only the {@link ViewSql} front door) can call them: {@code dbsp_sync()}, {@code dbsp_create_view(name, sql)},
- * {@code dbsp_drop_view(name)} and the table function {@code dbsp_stats()}. They run on the views' own
+ * {@code dbsp_drop_view(name)}, {@code dbsp_drop_view_cascade(name)} and the table function {@code dbsp_stats()}. They run on the views' own
  * connection, in a transaction of their own, while the calling query runs: a query that calls
  * {@code dbsp_sync()} reads the tables as they were when it started, the next statement sees the sync.
  */
@@ -48,7 +48,15 @@ final class SqlFunctions {
                             return true;
                         }
                     }).withVolatile().register(views.connection());
-            DuckDBFunctions.tableFunction().withName("dbsp_stats").withFunction(new StatsFunction(views))
+            DuckDBFunctions.scalarFunction().withName("dbsp_drop_view_cascade").withParameter(String.class)
+                    .withReturnType(Boolean.class)
+                    .withFunction((String name) -> {
+                        synchronized (views) {
+                            views.dropViewCascade(name);
+                            return true;
+                        }
+                    }).withVolatile().register(views.connection());
+                        DuckDBFunctions.tableFunction().withName("dbsp_stats").withFunction(new StatsFunction(views))
                     .register(views.connection());
         } catch (SQLException e) {
             throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot register the dbsp_* functions (they are "

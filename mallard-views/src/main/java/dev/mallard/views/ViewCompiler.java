@@ -7,16 +7,20 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
  * Reads a view's query from DuckDB's parse tree and compiles it into a {@link DeltaProgram}, or refuses it
  * naming the operator it cannot maintain. The families it maintains: projection and filter with any
- * deterministic scalar expression over inner joins (any ON condition) of base tables, and GROUP BY or global
+ * deterministic scalar expression over joins (inner, outer, semi, anti; any ON condition) of base tables, and GROUP BY or global
  * aggregates with SUM, COUNT, COUNT(*), AVG, MIN and MAX, expressions over them and HAVING. A source may be
  * another materialized view: its table is captured like any table.
  */
@@ -33,14 +37,31 @@ final class ViewCompiler {
         return new Compilation(view).compile(node);
     }
 
+    /** A common table expression: its query and the CTEs it may read (those defined before it). */
+    private record Cte(JsonNode query, List<String> aliases, Map<String, Cte> scope) {}
+
     private final class Compilation {
         private final String view;
+        /** The CTEs in scope where the compiler is reading. */
+        private Map<String, Cte> ctes = Map.of();
+        /** Numbers the joins of the query, so each has an id of its own. */
+        private int joins;
 
         Compilation(String view) {
             this.view = view;
         }
 
         DeltaProgram compile(JsonNode node) {
+            Map<String, Cte> outer = ctes;
+            ctes = withCtes(node);
+            try {
+                return compileScoped(node);
+            } finally {
+                ctes = outer;
+            }
+        }
+
+        private DeltaProgram compileScoped(JsonNode node) {
             if ("SET_OPERATION_NODE".equals(node.path("type").asText())) {
                 return union(node);
             }
@@ -65,35 +86,71 @@ final class ViewCompiler {
             return aggregate(source, node, select, groups, having);
         }
 
-        /** UNION ALL of projections keeps every branch's rows; UNION keeps each row once. */
+        /**
+         * UNION ALL of projections keeps every branch's rows; UNION keeps each row once; EXCEPT and INTERSECT
+         * (and their ALL forms) keep per row the number of copies on each side.
+         */
         private DeltaProgram union(JsonNode node) {
             String setop = node.path("setop_type").asText();
-            if (!"UNION".equals(setop)) {
-                throw Refusal.unsupported(view, setop.replace('_', ' '),
-                        "create one materialized view per branch and combine them when reading");
-            }
+            boolean all = node.path("setop_all").asBoolean(false);
             checkModifiers(node);
-            if (node.path("cte_map").path("map").size() > 0) {
-                throw Refusal.unsupported(view, "WITH (a common table expression)",
-                        "write the view as SELECTs with joins over base tables");
+            if ("UNION".equals(setop) && all) {
+                return new ProjectionProgram(linearBranches(node, new ArrayList<>()));
             }
-            List<Branch> branches = new ArrayList<>();
+            List<List<Branch>> sides = new ArrayList<>();
             for (JsonNode child : node.path("children")) {
-                if (!"SELECT_NODE".equals(child.path("type").asText())) {
-                    throw Refusal.unsupported(view, "a UNION mixing UNION ALL and UNION, or EXCEPT/INTERSECT inside it",
-                            "one materialized view per kind of set operation");
-                }
-                checkQueryShape(child);
-                Source source = source(child);
-                List<JsonNode> select = expandStars(child.path("select_list"), source);
-                if (distinct(child) || child.path("group_expressions").size() > 0 || present(child.path("having"))
-                        || select.stream().anyMatch(this::containsAggregate)) {
-                    throw Refusal.unsupported(view, "a UNION branch with DISTINCT, GROUP BY or aggregates",
-                            "one materialized view per aggregated branch; UNION branches must be projections and filters");
-                }
-                branches.add(new Branch(source, printed(select)));
+                sides.add(linearBranches(child, new ArrayList<>()));
             }
-            return node.path("setop_all").asBoolean(false) ? new ProjectionProgram(branches) : distinctRows(branches);
+            return switch (setop) {
+                case "UNION" -> distinctRows(sides.stream().flatMap(List::stream).toList());
+                case "EXCEPT", "INTERSECT" -> {
+                    if (sides.size() != 2) {
+                        throw Refusal.unsupported(view, setop + " of " + sides.size() + " inputs",
+                                "write it as one " + setop + " of two SELECTs");
+                    }
+                    yield setDifference(setop, all, sides.get(0), sides.get(1));
+                }
+                default -> throw Refusal.unsupported(view, setop.replace('_', ' '),
+                        "create one materialized view per branch and combine them when reading");
+            };
+        }
+
+        /**
+         * EXCEPT and INTERSECT: the distinct-rows program with two counts per row, its copies on the left (n0)
+         * and on the right (n1). EXCEPT keeps a row when n0 > 0 and n1 = 0, INTERSECT when both are positive;
+         * EXCEPT ALL keeps n0 - n1 copies and INTERSECT ALL least(n0, n1), as DuckDB does.
+         */
+        private DeltaProgram setDifference(String setop, boolean all, List<Branch> left, List<Branch> right) {
+            List<Branch> keyed = new ArrayList<>();
+            for (Branch branch : left) {
+                keyed.add(marked(branch, "1", "NULL"));
+            }
+            for (Branch branch : right) {
+                keyed.add(marked(branch, "NULL", "1"));
+            }
+            int width = left.get(0).columns().size();
+            List<String> outputs = new ArrayList<>();
+            for (int j = 0; j < width; j++) {
+                outputs.add("k" + j);
+            }
+            // The keyed branches supply the slots' argument columns a0 (1 on the left) and a1 (1 on the right).
+            List<AggregateSlot> slots = List.of(new AggregateSlot(AggregateSlot.Kind.COUNT, Optional.of("a0"), 0),
+                    new AggregateSlot(AggregateSlot.Kind.COUNT, Optional.of("a1"), 1));
+            boolean except = "EXCEPT".equals(setop);
+            Optional<String> having = all ? Optional.empty()
+                    : Optional.of(except ? "n0 > 0 AND n1 = 0" : "n0 > 0 AND n1 > 0");
+            Optional<String> copies = all ? Optional.of(except ? "n0 - n1" : "least(n0, n1)") : Optional.empty();
+            return new AggregateProgram(view, keyed, width, slots, outputs, having, copies);
+        }
+
+        private Branch marked(Branch branch, String left, String right) {
+            List<String> columns = new ArrayList<>();
+            for (int j = 0; j < branch.columns().size(); j++) {
+                columns.add(branch.columns().get(j) + " AS k" + j);
+            }
+            columns.add("CAST(" + left + " AS INTEGER) AS a0");
+            columns.add("CAST(" + right + " AS INTEGER) AS a1");
+            return new Branch(branch.source(), columns);
         }
 
         /** Each distinct row once: a GROUP BY over all columns with no aggregate. */
@@ -140,17 +197,175 @@ final class ViewCompiler {
             return outputs;
         }
 
-        /** The FROM and WHERE of one SELECT. */
+        /**
+         * The FROM and WHERE of one SELECT. Conjuncts of the WHERE clause that are {@code [NOT] EXISTS (...)} or
+         * {@code x [NOT] IN (...)} over a subquery become requirements on the subquery's rows (a semi or anti
+         * join, maintained like the padded side of an outer join); any other subquery is refused.
+         */
         private Source source(JsonNode node) {
-            List<Object> fromParts = new ArrayList<>();
             List<TableOccurrence> occurrences = new ArrayList<>();
-            from(node.path("from_table"), fromParts, occurrences);
-            Optional<String> where = Optional.empty();
+            FromNode from = from(node.path("from_table"), occurrences);
+            Source outer = new Source(from, occurrences, Optional.empty());
+            List<String> filters = new ArrayList<>();
+            List<Source.Requirement> requirements = new ArrayList<>();
+            List<JsonNode> conjuncts = new ArrayList<>();
             if (present(node.path("where_clause"))) {
-                inspect(node.path("where_clause"), false);
-                where = Optional.of(tree.print(node.path("where_clause")));
+                conjuncts(node.path("where_clause"), conjuncts);
             }
-            return new Source(fromParts, occurrences, where);
+            for (JsonNode conjunct : conjuncts) {
+                List<Source.Requirement> required = requirements(conjunct, outer);
+                if (!required.isEmpty()) {
+                    requirements.addAll(required);
+                } else {
+                    inspect(conjunct, false);
+                    filters.add(tree.print(conjunct));
+                }
+            }
+            Optional<String> where = filters.isEmpty() ? Optional.empty() : Optional.of(filters.size() == 1 ? filters.get(0)
+                    : filters.stream().map(f -> "(" + f + ")").collect(Collectors.joining(" AND ")));
+            return new Source(from, occurrences, where, requirements);
+        }
+
+        private void conjuncts(JsonNode expression, List<JsonNode> out) {
+            if ("CONJUNCTION_AND".equals(expression.path("type").asText())) {
+                expression.path("children").forEach(child -> conjuncts(child, out));
+            } else {
+                out.add(expression);
+            }
+        }
+
+        /**
+         * {@code EXISTS (q)} needs some row of q, {@code NOT EXISTS (q)} none. {@code x IN (SELECT e ...)} is
+         * EXISTS with {@code e = x} added to q's WHERE (a NULL comparison filters the row either way), and
+         * {@code x NOT IN (SELECT e ...)} is false or NULL as soon as q holds an e equal to x, or a NULL e, or x
+         * is NULL and q is not empty: three requirements, no row with {@code e = x}, no row with {@code e IS
+         * NULL}, and no row at all unless {@code x IS NOT NULL}. (One requirement with {@code e = x OR e IS NULL
+         * OR x IS NULL} says the same, but DuckDB can only run an OR condition as a nested loop.) Empty when
+         * the conjunct is not such a subquery.
+         */
+        private List<Source.Requirement> requirements(JsonNode conjunct, Source outer) {
+            boolean negated = false;
+            JsonNode expression = conjunct;
+            if ("OPERATOR_NOT".equals(expression.path("type").asText()) && expression.path("children").size() == 1) {
+                negated = true;
+                expression = expression.path("children").get(0);
+            }
+            if (!"SUBQUERY".equals(expression.path("class").asText())) {
+                return List.of();
+            }
+            String type = expression.path("subquery_type").asText();
+            if (!"EXISTS".equals(type) && !"ANY".equals(type)) {
+                return List.of();
+            }
+            JsonNode query = expression.path("subquery").path("node");
+            Map<String, Cte> enclosing = ctes;
+            ctes = withCtes(query);
+            try {
+                if (!"SELECT_NODE".equals(query.path("type").asText())) {
+                    throw Refusal.unsupported(view, "a set operation inside an IN or EXISTS subquery",
+                            "create the set operation as a materialized view of its own and read that view in the subquery");
+                }
+                checkQueryShape(query);
+                Source inner = source(query);
+                List<JsonNode> select = expandStars(query.path("select_list"), inner);
+                if (query.path("group_expressions").size() > 0 || present(query.path("having"))
+                        || select.stream().anyMatch(this::containsAggregate)) {
+                    throw Refusal.unsupported(view, "an IN or EXISTS subquery with GROUP BY or aggregates",
+                            "create the subquery as a materialized view of its own and read that view in the subquery");
+                }
+                // Existence ignores duplicates, so DISTINCT changes nothing; distinct() still refuses DISTINCT ON.
+                distinct(query);
+                if (!"ANY".equals(type)) {
+                    return List.of(new Source.Requirement(inner, negated, Optional.empty(), correlated(inner)));
+                }
+                if (!"COMPARE_EQUAL".equals(expression.path("comparison_type").asText()) || select.size() != 1) {
+                    throw Refusal.unsupported(view, "a comparison with ANY or ALL over a subquery",
+                            "use x IN (SELECT y ...) or EXISTS");
+                }
+                JsonNode tested = qualified(expression.path("child"), outer);
+                inspect(tested, false);
+                // x moves into the subquery's WHERE: a name the subquery also defines would rebind it.
+                for (String relation : relations(tested)) {
+                    if (relation.isEmpty() || inner.occurrences().stream().anyMatch(o -> o.alias().equalsIgnoreCase(relation))) {
+                        throw Refusal.unsupported(view, "x IN (subquery) where the subquery's FROM reuses the name "
+                                + (relation.isEmpty() ? "of a column of x" : relation),
+                                "give the subquery's table an alias of its own (FROM t AS t2) and qualify x's columns");
+                    }
+                }
+                String x = "(" + tree.print(tested) + ")";
+                String e = "(" + printed(select).get(0) + ")";
+                Source.Requirement equal = new Source.Requirement(restricted(inner, e + " = " + x), negated);
+                if (!negated) {
+                    return List.of(equal);
+                }
+                Source nulls = restricted(inner, e + " IS NULL");
+                return List.of(equal, new Source.Requirement(nulls, true, Optional.empty(), correlated(nulls)),
+                        new Source.Requirement(inner, true, Optional.of(x + " IS NOT NULL"), correlated(inner)));
+            } finally {
+                ctes = enclosing;
+            }
+        }
+
+        /** Whether a subquery's rows depend on the enclosing row (it does not bind on its own). */
+        private boolean correlated(Source inner) {
+            return !catalog.binds(inner.current(List.of()));
+        }
+
+        private Source restricted(Source source, String condition) {
+            Optional<String> where = Optional.of(source.where().map(w -> "(" + w + ") AND (" + condition + ")").orElse(condition));
+            return new Source(source.from(), source.occurrences(), where, source.requirements());
+        }
+
+        /** The relation names that the column references of an expression start with ("" for an unqualified one). */
+        private List<String> relations(JsonNode expression) {
+            List<String> relations = new ArrayList<>();
+            if ("COLUMN_REF".equals(expression.path("class").asText())) {
+                JsonNode names = expression.path("column_names");
+                relations.add(names.size() > 1 ? names.get(names.size() - 2).asText() : "");
+            }
+            for (JsonNode child : expression) {
+                if (child.isContainerNode()) {
+                    relations.addAll(relations(child));
+                }
+            }
+            return relations;
+        }
+
+        /**
+         * The expression with each one-part column name that belongs to a mention of {@code outer} qualified by
+         * that mention's alias, so it keeps its meaning when moved into the subquery's WHERE.
+         */
+        private JsonNode qualified(JsonNode expression, Source outer) {
+            if ("COLUMN_REF".equals(expression.path("class").asText()) && expression.path("column_names").size() == 1) {
+                String column = expression.path("column_names").get(0).asText();
+                List<TableOccurrence> owners = outer.visible().stream()
+                        .filter(o -> o.columns().stream().anyMatch(column::equalsIgnoreCase)).toList();
+                if (owners.size() == 1) {
+                    ObjectNode copy = ((ObjectNode) expression).deepCopy();
+                    ArrayNode names = copy.putArray("column_names");
+                    names.add(owners.get(0).alias());
+                    names.add(column);
+                    return copy;
+                }
+                return expression;
+            }
+            if (expression.isObject()) {
+                ObjectNode copy = ((ObjectNode) expression).deepCopy();
+                Iterator<Map.Entry<String, JsonNode>> fields = expression.fields();
+                while (fields.hasNext()) {
+                    Map.Entry<String, JsonNode> field = fields.next();
+                    if (field.getValue().isContainerNode()) {
+                        copy.set(field.getKey(), qualified(field.getValue(), outer));
+                    }
+                }
+                return copy;
+            }
+            if (expression.isArray()) {
+                ArrayNode copy = JsonNodeFactory.instance.arrayNode();
+                expression.forEach(element -> copy.add(qualified(element, outer)));
+                return copy;
+            }
+            return expression;
         }
 
         private DeltaProgram aggregate(Source source, JsonNode node, List<JsonNode> select, List<JsonNode> groups,
@@ -227,10 +442,6 @@ final class ViewCompiler {
 
             AggregateSlot slot(JsonNode call) {
                 String name = call.path("function_name").asText().toLowerCase(Locale.ROOT);
-                if (call.path("distinct").asBoolean(false)) {
-                    throw Refusal.unsupported(view, name + "(DISTINCT ...)",
-                            "group by the argument in the view and aggregate the distinct values when reading it");
-                }
                 Optional<String> filter = Optional.empty();
                 if (present(call.path("filter"))) {
                     inspect(call.path("filter"), false);
@@ -268,12 +479,15 @@ final class ViewCompiler {
                     }
                     argument = Optional.of("CASE WHEN (" + filter.get() + ") THEN (" + argument.get() + ") END");
                 }
+                // MIN and MAX of the distinct values are MIN and MAX; COUNT(DISTINCT *) does not parse.
+                boolean distinct = call.path("distinct").asBoolean(false)
+                        && kind != AggregateSlot.Kind.MIN && kind != AggregateSlot.Kind.MAX;
                 for (AggregateSlot slot : all) {
-                    if (slot.kind() == kind && slot.argument().equals(argument)) {
+                    if (slot.kind() == kind && slot.argument().equals(argument) && slot.distinct() == distinct) {
                         return slot;
                     }
                 }
-                AggregateSlot slot = new AggregateSlot(kind, argument, all.size());
+                AggregateSlot slot = new AggregateSlot(kind, argument, all.size(), distinct);
                 all.add(slot);
                 return slot;
             }
@@ -284,10 +498,6 @@ final class ViewCompiler {
             if (!"SELECT_NODE".equals(type)) {
                 throw Refusal.unsupported(view, "a " + type.toLowerCase(Locale.ROOT).replace('_', ' ') + " query",
                         "write the view as one SELECT over tables");
-            }
-            if (node.path("cte_map").path("map").size() > 0) {
-                throw Refusal.unsupported(view, "WITH (a common table expression)",
-                        "write the view as one SELECT with joins over base tables");
             }
             checkModifiers(node);
             if (present(node.path("qualify"))) {
@@ -315,49 +525,75 @@ final class ViewCompiler {
             }
         }
 
-        private void from(JsonNode table, List<Object> fromParts, List<TableOccurrence> occurrences) {
+        private FromNode from(JsonNode table, List<TableOccurrence> occurrences) {
             String type = table.path("type").asText();
-            switch (type) {
-                case "BASE_TABLE" -> baseTable(table, fromParts, occurrences);
-                case "JOIN" -> join(table, fromParts, occurrences);
-                case "SUBQUERY" -> throw Refusal.unsupported(view, "a subquery in FROM",
-                        "join the base tables directly in the view's SELECT");
+            return switch (type) {
+                case "BASE_TABLE" -> baseTable(table, occurrences);
+                case "JOIN" -> join(table, occurrences);
+                case "SUBQUERY" -> {
+                    String alias = table.path("alias").asText("");
+                    List<String> aliases = new ArrayList<>();
+                    table.path("column_name_alias").forEach(a -> aliases.add(a.asText()));
+                    occurrences.add(derived(table.path("subquery").path("node"), ctes,
+                            alias.isEmpty() ? "unnamed_subquery" : alias, aliases));
+                    yield new FromNode.Mention(occurrences.size() - 1);
+                }
                 case "TABLE_FUNCTION" -> throw Refusal.unsupported(view, "a table function in FROM",
                         "load its rows into a table and define the view over that table");
                 case "EMPTY", "EMPTY_FROM" -> throw Refusal.unsupported(view, "a query without FROM",
                         "a materialized view must read at least one table");
                 default -> throw Refusal.unsupported(view, "a " + type.toLowerCase(Locale.ROOT).replace('_', ' ')
                         + " in FROM", "define the view over base tables");
-            }
+            };
         }
 
-        private void join(JsonNode join, List<Object> fromParts, List<TableOccurrence> occurrences) {
+        private FromNode join(JsonNode join, List<TableOccurrence> occurrences) {
             String joinType = join.path("join_type").asText();
             String refType = join.path("ref_type").asText();
             boolean cross = "CROSS".equals(refType);
-            if (!"INNER".equals(joinType) || !("REGULAR".equals(refType) || cross)) {
-                String what = cross || "REGULAR".equals(refType) ? joinType + " JOIN" : refType + " JOIN";
-                throw Refusal.unsupported(view, "a " + what,
-                        "inner joins (JOIN ... ON, comma joins, CROSS JOIN) are maintained; outer, semi, anti, "
+            if (!("REGULAR".equals(refType) || cross)) {
+                throw Refusal.unsupported(view, "a " + refType + " JOIN",
+                        "inner, outer, semi and anti joins with ON, comma joins and CROSS JOIN are maintained; "
                                 + "natural, ASOF, positional and lateral joins are not yet");
             }
+            FromNode.Kind kind = switch (joinType) {
+                case "INNER" -> FromNode.Kind.INNER;
+                case "LEFT" -> FromNode.Kind.LEFT;
+                case "RIGHT" -> FromNode.Kind.RIGHT;
+                case "FULL", "OUTER" -> FromNode.Kind.FULL;
+                case "SEMI" -> FromNode.Kind.SEMI;
+                case "ANTI" -> FromNode.Kind.ANTI;
+                default -> throw Refusal.unsupported(view, "a " + joinType + " JOIN",
+                        "write it as an inner, outer, semi or anti join with ON");
+            };
             if (join.path("using_columns").size() > 0) {
                 throw Refusal.unsupported(view, "JOIN ... USING", "write the join condition with ON a.x = b.x");
             }
-            fromParts.add("(");
-            from(join.path("left"), fromParts, occurrences);
-            boolean conditioned = present(join.path("condition"));
-            fromParts.add(conditioned ? " JOIN " : " CROSS JOIN ");
-            from(join.path("right"), fromParts, occurrences);
-            if (conditioned) {
+            FromNode left = from(join.path("left"), occurrences);
+            FromNode right = from(join.path("right"), occurrences);
+            Optional<String> condition = Optional.empty();
+            if (present(join.path("condition"))) {
                 inspect(join.path("condition"), false);
-                fromParts.add(" ON " + tree.print(join.path("condition")));
+                condition = Optional.of(tree.print(join.path("condition")));
             }
-            fromParts.add(")");
+            if (kind != FromNode.Kind.INNER && condition.isEmpty()) {
+                throw Refusal.unsupported(view, "a " + kind.keyword() + " without ON", "write the join condition with ON");
+            }
+            return new FromNode.Join(joins++, kind, left, right, condition);
         }
 
-        private void baseTable(JsonNode table, List<Object> fromParts, List<TableOccurrence> occurrences) {
+        private FromNode baseTable(JsonNode table, List<TableOccurrence> occurrences) {
             String written = table.path("table_name").asText();
+            String alias = table.path("alias").asText("");
+            Cte cte = ctes.get(written.toLowerCase(Locale.ROOT));
+            if (cte != null && table.path("schema_name").asText("").isEmpty() && table.path("catalog_name").asText("").isEmpty()) {
+                if (table.path("column_name_alias").size() > 0) {
+                    throw Refusal.unsupported(view, "column aliases on the CTE " + written,
+                            "name the columns in the CTE (WITH " + written + "(x, y) AS ...) or alias them in the SELECT list");
+                }
+                occurrences.add(derived(cte.query(), cte.scope(), alias.isEmpty() ? written : alias, cte.aliases()));
+                return new FromNode.Mention(occurrences.size() - 1);
+            }
             if (present(table.path("sample")) || present(table.path("at_clause"))) {
                 throw Refusal.unsupported(view, "TABLESAMPLE or AT (time travel) on " + written, "read the table plainly");
             }
@@ -388,9 +624,103 @@ final class ViewCompiler {
                 throw Refusal.unsupported(view, "the column " + Source.WEIGHT + " of " + name,
                         "rename it: Mallard's delta logs use that name for the weight");
             }
-            String alias = table.path("alias").asText("");
-            fromParts.add(occurrences.size());
-            occurrences.add(new TableOccurrence(name, alias.isEmpty() ? written : alias, columns));
+            occurrences.add(TableOccurrence.table(name, alias.isEmpty() ? written : alias, columns));
+            return new FromNode.Mention(occurrences.size() - 1);
+        }
+
+        /** The CTEs visible in {@code node}: the enclosing ones, then its own, each seeing those before it. */
+        private Map<String, Cte> withCtes(JsonNode node) {
+            Map<String, Cte> scope = new HashMap<>(ctes);
+            for (JsonNode entry : node.path("cte_map").path("map")) {
+                JsonNode definition = entry.path("value");
+                List<String> aliases = new ArrayList<>();
+                definition.path("aliases").forEach(a -> aliases.add(a.asText()));
+                Map<String, Cte> before = Map.copyOf(scope);
+                scope.put(entry.path("key").asText().toLowerCase(Locale.ROOT),
+                        new Cte(definition.path("query_node"), aliases, before));
+            }
+            return Map.copyOf(scope);
+        }
+
+        /**
+         * A CTE or subquery in FROM, inlined: its branches (it must be a projection over joins, or a UNION ALL of
+         * those) and the column names the query gives it.
+         */
+        private TableOccurrence derived(JsonNode node, Map<String, Cte> scope, String alias, List<String> columnAliases) {
+            Map<String, Cte> outer = ctes;
+            ctes = scope;
+            try {
+                List<String> names = new ArrayList<>();
+                List<Branch> branches = linearBranches(node, names);
+                for (int i = 0; i < columnAliases.size() && i < names.size(); i++) {
+                    names.set(i, columnAliases.get(i));
+                }
+                Set<String> seen = new HashSet<>();
+                for (String name : names) {
+                    if (!seen.add(name.toLowerCase(Locale.ROOT))) {
+                        throw Refusal.unsupported(view, "two columns named " + name + " in the CTE or subquery " + alias,
+                                "alias the columns so that each has a name of its own");
+                    }
+                }
+                if (!catalog.binds(Branch.current(branches))) {
+                    // A subquery in FROM that reads a column of the tables beside it is a lateral join: its rows
+                    // depend on the other side row by row, which the derived relation's own delta does not follow.
+                    throw Refusal.unsupported(view, "the lateral (correlated) subquery " + alias + " in FROM",
+                            "join its table directly and move its condition into ON or WHERE");
+                }
+                return TableOccurrence.derived(branches, alias, names);
+            } finally {
+                ctes = outer;
+            }
+        }
+
+        /** The branches of a projection over joins, or of a UNION ALL of those, and the first branch's column names. */
+        private List<Branch> linearBranches(JsonNode node, List<String> names) {
+            Map<String, Cte> outer = ctes;
+            ctes = withCtes(node);
+            try {
+                String type = node.path("type").asText();
+                if ("RECURSIVE_CTE_NODE".equals(type)) {
+                    throw Refusal.unsupported(view, "WITH RECURSIVE", "materialize the recursion's result in a table");
+                }
+                if ("SET_OPERATION_NODE".equals(type)) {
+                    if (!"UNION".equals(node.path("setop_type").asText()) || !node.path("setop_all").asBoolean(false)) {
+                        throw Refusal.unsupported(view, "a " + node.path("setop_type").asText().replace('_', ' ')
+                                + (node.path("setop_all").asBoolean(false) ? " ALL" : "") + " inside a CTE, a subquery or another set operation",
+                                "create the set operation as a materialized view of its own and read that view");
+                    }
+                    checkModifiers(node);
+                    List<Branch> branches = new ArrayList<>();
+                    for (JsonNode child : node.path("children")) {
+                        List<String> childNames = new ArrayList<>();
+                        branches.addAll(linearBranches(child, childNames));
+                        if (names.isEmpty()) {
+                            names.addAll(childNames);
+                        }
+                    }
+                    return branches;
+                }
+                checkQueryShape(node);
+                Source source = source(node);
+                List<JsonNode> select = expandStars(node.path("select_list"), source);
+                if (distinct(node) || node.path("group_expressions").size() > 0 || present(node.path("having"))
+                        || select.stream().anyMatch(this::containsAggregate)) {
+                    throw Refusal.unsupported(view, "a CTE, subquery or set-operation branch with DISTINCT, GROUP BY or aggregates",
+                            "create it as a materialized view of its own and read that view");
+                }
+                List<String> columns = printed(select);
+                for (int i = 0; i < select.size(); i++) {
+                    JsonNode expression = select.get(i);
+                    String alias = expression.path("alias").asText("");
+                    JsonNode parts = expression.path("column_names");
+                    names.add(!alias.isEmpty() ? alias
+                            : "COLUMN_REF".equals(expression.path("class").asText()) && parts.size() > 0
+                                    ? parts.get(parts.size() - 1).asText() : columns.get(i));
+                }
+                return List.of(new Branch(source, columns));
+            } finally {
+                ctes = outer;
+            }
         }
 
         private List<JsonNode> expandStars(JsonNode selectList, Source source) {
@@ -408,7 +738,7 @@ final class ViewCompiler {
                 }
                 String relation = expression.path("relation_name").asText("");
                 boolean matched = false;
-                for (TableOccurrence occurrence : source.occurrences()) {
+                for (TableOccurrence occurrence : source.visible()) {
                     if (relation.isEmpty() || relation.equalsIgnoreCase(occurrence.alias())) {
                         matched = true;
                         for (String column : occurrence.columns()) {
@@ -457,8 +787,9 @@ final class ViewCompiler {
         private void checkScalar(JsonNode node) {
             String type = node.path("class").asText();
             switch (type) {
-                case "SUBQUERY" -> throw Refusal.unsupported(view, "a subquery (IN, EXISTS or scalar)",
-                        "rewrite it as an inner join with the table it reads");
+                case "SUBQUERY" -> throw Refusal.unsupported(view, "a scalar subquery, or an IN or EXISTS subquery outside "
+                        + "the AND-ed conditions of a WHERE clause", "rewrite it as a join, or as [NOT] IN / [NOT] EXISTS "
+                        + "conditions AND-ed into the WHERE clause");
                 case "WINDOW" -> throw Refusal.unsupported(view, "the window function "
                         + node.path("function_name").asText().toLowerCase(Locale.ROOT) + "() OVER (...)",
                         "compute the window in the query that reads the view");

@@ -20,7 +20,7 @@ import java.util.regex.Pattern;
  * leaves every view equal to its query.
  *
  * <p>Recognised: {@code CREATE [OR REPLACE] MATERIALIZED VIEW [IF NOT EXISTS] v AS <query>},
- * {@code DROP MATERIALIZED VIEW [IF EXISTS] v}, {@code REFRESH MATERIALIZED VIEW v}, and as whole statements
+ * {@code DROP MATERIALIZED VIEW [IF EXISTS] v [CASCADE | RESTRICT]}, {@code SELECT dbsp_drop_view_cascade('v')}, {@code REFRESH MATERIALIZED VIEW v}, and as whole statements
  * {@code SELECT dbsp_sync()}, {@code SELECT dbsp_auto_sync(true|false)}, {@code SELECT * FROM dbsp_stats()},
  * {@code SELECT * FROM dbsp_query('v')}, {@code SELECT * FROM dbsp_changes('v')}, {@code SELECT * FROM dbsp_check()}, {@code SELECT dbsp_create_view('v', '<query>')},
  * {@code SELECT dbsp_drop_view('v')}.
@@ -33,7 +33,7 @@ public final class ViewSql {
     private static final Pattern CREATE = Pattern.compile(
             "^\\s*CREATE\\s+(OR\\s+REPLACE\\s+)?MATERIALIZED\\s+VIEW\\s+(IF\\s+NOT\\s+EXISTS\\s+)?" + NAME + "\\s+AS\\s+(.+?)" + END, FLAGS);
     private static final Pattern DROP = Pattern.compile(
-            "^\\s*DROP\\s+MATERIALIZED\\s+VIEW\\s+(IF\\s+EXISTS\\s+)?" + NAME + END, FLAGS);
+            "^\\s*DROP\\s+MATERIALIZED\\s+VIEW\\s+(IF\\s+EXISTS\\s+)?" + NAME + "(\\s+CASCADE|\\s+RESTRICT)?" + END, FLAGS);
     private static final Pattern REFRESH = Pattern.compile("^\\s*REFRESH\\s+MATERIALIZED\\s+VIEW\\s+" + NAME + END, FLAGS);
     private static final Pattern SYNC = Pattern.compile("^\\s*SELECT\\s+dbsp_sync\\s*\\(\\s*\\)" + END, FLAGS);
     private static final Pattern AUTO_SYNC = Pattern.compile("^\\s*SELECT\\s+dbsp_auto_sync\\s*\\(\\s*(true|false)\\s*\\)" + END, FLAGS);
@@ -43,6 +43,8 @@ public final class ViewSql {
             "^\\s*SELECT\\s+dbsp_create_view\\s*\\(\\s*" + STRING + "\\s*,\\s*" + STRING + "\\s*\\)" + END, FLAGS);
     private static final Pattern CHECK = Pattern.compile("^\\s*SELECT\\s+\\*\\s+FROM\\s+dbsp_check\\s*\\(\\s*\\)" + END, FLAGS);
     private static final Pattern CHANGES = Pattern.compile("^\\s*SELECT\\s+\\*\\s+FROM\\s+dbsp_changes\\s*\\(\\s*" + STRING + "\\s*\\)" + END, FLAGS);
+    private static final Pattern DROP_CASCADE_CALL = Pattern.compile(
+            "^\\s*SELECT\\s+dbsp_drop_view_cascade\\s*\\(\\s*" + STRING + "\\s*\\)" + END, FLAGS);
     private static final Pattern DROP_CALL = Pattern.compile("^\\s*SELECT\\s+dbsp_drop_view\\s*\\(\\s*" + STRING + "\\s*\\)" + END, FLAGS);
 
     private final MaterializedViews views;
@@ -79,8 +81,15 @@ public final class ViewSql {
         }
         if ((m = DROP.matcher(sql)).matches()) {
             String name = name(m.group(2));
+            boolean cascade = m.group(3) != null && m.group(3).strip().equalsIgnoreCase("CASCADE");
             if (m.group(1) != null) {
-                views.dropViewIfExists(name);
+                if (cascade) {
+                    views.dropViewCascadeIfExists(name);
+                } else {
+                    views.dropViewIfExists(name);
+                }
+            } else if (cascade) {
+                views.dropViewCascade(name);
             } else {
                 views.dropView(name);
             }
@@ -128,6 +137,10 @@ public final class ViewSql {
         if ((m = CREATE_CALL.matcher(sql)).matches()) {
             views.createView(unescape(m.group(1)), unescape(m.group(2)));
             return query("SELECT true AS dbsp_create_view");
+        }
+        if ((m = DROP_CASCADE_CALL.matcher(sql)).matches()) {
+            views.dropViewCascade(unescape(m.group(1)));
+            return query("SELECT true AS dbsp_drop_view_cascade");
         }
         if ((m = DROP_CALL.matcher(sql)).matches()) {
             views.dropView(unescape(m.group(1)));

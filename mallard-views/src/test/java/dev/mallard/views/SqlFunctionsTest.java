@@ -24,7 +24,9 @@ class SqlFunctionsTest {
             assertThat(DuckDb.rows(other, "SELECT metric || '=' || value FROM dbsp_stats() WHERE metric IN ('views', 'trigger_rows')"))
                     .containsExactly("trigger_rows=1", "views=1");
 
-            assertThat(DuckDb.rows(other, "SELECT dbsp_drop_view('sums')")).containsExactly("true");
+            assertThat(DuckDb.rows(other, "SELECT dbsp_create_view('top', 'SELECT g FROM sums WHERE total > 5')"))
+                    .containsExactly("true");
+            assertThat(DuckDb.rows(other, "SELECT dbsp_drop_view_cascade('sums')")).containsExactly("true");
             assertThat(views.names()).isEmpty();
         }
     }

@@ -56,6 +56,34 @@ class ViewSqlTest {
     }
 
     @Test
+    void dropCascadeDropsTheViewsThatReadItAndRestrictRefuses() {
+        run("CREATE TABLE sales (region VARCHAR, amount INTEGER)");
+        run("CREATE TABLE other (x INTEGER)");
+        run("CREATE MATERIALIZED VIEW totals AS SELECT region, sum(amount) AS total FROM sales GROUP BY region");
+        run("CREATE MATERIALIZED VIEW big AS SELECT region FROM totals WHERE total > 5");
+        run("CREATE MATERIALIZED VIEW unrelated AS SELECT x FROM other");
+        run("CREATE MATERIALIZED VIEW big_regions AS SELECT count(*) AS n FROM big");
+        assertThatThrownBy(() -> run("DROP MATERIALIZED VIEW totals RESTRICT"))
+                .isInstanceOfSatisfying(MallardException.class, e -> {
+                    assertThat(e.errorCode()).isEqualTo(ErrorCode.USER_VIEW_DEPENDED_ON);
+                    assertThat(e.getMessage()).contains("CASCADE");
+                });
+
+        run("DROP MATERIALIZED VIEW totals CASCADE");
+        assertThat(views.names()).containsExactly("unrelated");
+        assertThat(DuckDb.rows(connection, "SELECT count(*) FROM duckdb_tables() WHERE table_name IN ('totals', 'big', 'big_regions')"))
+                .containsExactly("0");
+        run("DROP MATERIALIZED VIEW IF EXISTS totals CASCADE");
+
+        run("CREATE MATERIALIZED VIEW copy AS SELECT x FROM unrelated");
+        try (ViewSql.Result result = sql.execute("SELECT dbsp_drop_view_cascade('unrelated')")) {
+            assertThat(result.rows()).isPresent();
+        }
+        assertThat(views.names()).isEmpty();
+        assertThat(DuckDb.rows(connection, "SELECT count(*) FROM duckdb_triggers()")).containsExactly("0");
+    }
+
+    @Test
     void withAutoSyncOffChangesWaitForDbspSync() throws SQLException {
         run("CREATE TABLE t (x INTEGER)");
         run("CREATE MATERIALIZED VIEW doubled AS SELECT x * 2 AS y FROM t");

@@ -13,7 +13,9 @@ import net.jqwik.api.Provide;
 import org.duckdb.DuckDBConnection;
 
 /**
- * Differential tests: random tables with NULLs and duplicate rows, random views from each maintained family,
+ * Differential tests: random tables with NULLs and duplicate rows, random views from each maintained family
+ * (projections, aggregates with DISTINCT and FILTER, inner joins and UNION, outer/semi/anti joins, CTEs and
+ * EXCEPT/INTERSECT, IN/EXISTS subqueries, views over views),
  * random batches of INSERT, UPDATE, DELETE and TRUNCATE (some in transactions that roll back); after every
  * sync, {@code view EXCEPT ALL query} and {@code query EXCEPT ALL view} are both empty.
  *
@@ -39,6 +41,14 @@ class ViewsEqualTheirQueryTest {
             "coalesce(b.t, a.s)", "a.y * b.z");
     private static final List<String> JOINS = List.of("a JOIN b ON a.k = b.k", "a JOIN b ON a.k = b.k AND a.x < b.z",
             "a JOIN b ON a.k + 1 = b.k", "a, b", "a JOIN b ON a.s = b.t OR a.k = b.z");
+    private static final List<String> OUTER_JOINS = List.of("a LEFT JOIN b ON a.k = b.k",
+            "a RIGHT JOIN b ON a.k = b.k AND a.x < b.z", "a FULL JOIN b ON a.k = b.k", "a LEFT JOIN b ON a.s = b.t OR a.k = b.z",
+            "a FULL JOIN b ON a.k + 1 = b.k AND b.t IS NOT NULL", "b RIGHT JOIN a ON a.k = b.k",
+            "a LEFT JOIN b ON a.k = b.k LEFT JOIN b b2 ON b.z = b2.z", "a JOIN b ON a.k = b.k LEFT JOIN a a2 ON a2.x = b.z",
+            "a LEFT JOIN b ON a.k = b.k FULL JOIN b b2 ON a.x = b2.z", "a FULL JOIN (b JOIN b b2 ON b.k = b2.z) ON a.k = b.k",
+            "a LEFT JOIN b ON a.x > 0", "(a LEFT JOIN b ON a.k = b.k) RIGHT JOIN b b2 ON b.t = b2.t");
+    private static final List<String> SEMI_JOINS = List.of("a SEMI JOIN b ON a.k = b.k", "a ANTI JOIN b ON a.k = b.k AND b.z > 0",
+            "a ANTI JOIN b ON a.s = b.t", "a LEFT JOIN a a2 ON a.k = a2.k AND a.x < a2.x SEMI JOIN b ON a.k = b.z");
     private static final List<String> JOIN_FILTERS = List.of("TRUE", "b.z > 0 OR a.x IS NULL", "a.s IS NOT NULL", "a.k < 3");
 
     @Property
@@ -54,6 +64,22 @@ class ViewsEqualTheirQueryTest {
 
     @Property
     void joinsEqualTheirQuery(@ForAll("joins") List<String> views, @ForAll("histories") List<Batch> history) {
+        check(views, history);
+    }
+
+    @Property
+    void outerJoinsEqualTheirQuery(@ForAll("outerJoins") List<String> views, @ForAll("histories") List<Batch> history) {
+        check(views, history);
+    }
+
+    @Property
+    void ctesAndSetOperationsEqualTheirQuery(@ForAll("ctesAndSetOperations") List<String> views,
+            @ForAll("histories") List<Batch> history) {
+        check(views, history);
+    }
+
+    @Property
+    void inAndExistsSubqueriesEqualTheirQuery(@ForAll("subqueries") List<String> views, @ForAll("histories") List<Batch> history) {
         check(views, history);
     }
 
@@ -127,7 +153,13 @@ class ViewsEqualTheirQueryTest {
                         : function + "(" + argument + ")");
         Arbitrary<String> filtered = Combinators.combine(Arbitraries.of("sum(x)", "count(*)", "max(y)", "min(s)", "count(k)"),
                 Arbitraries.of(A_FILTERS)).as((function, filter) -> function + " FILTER (WHERE " + filter + ")");
-        Arbitrary<String> aggregate = Arbitraries.oneOf(call, Arbitraries.just("count(*)"), filtered);
+        Arbitrary<String> distinct = Combinators.combine(Arbitraries.of("sum", "count", "avg", "min"), Arbitraries.of(ARGUMENTS))
+                .as((function, argument) -> function.equals("avg") && argument.contains("y")
+                        ? "round(avg(DISTINCT " + argument + "), 10)"
+                        : function + "(DISTINCT " + argument + ")");
+        Arbitrary<String> distinctFixed = Arbitraries.of("count(DISTINCT s)", "count(DISTINCT k) FILTER (WHERE x > 0)",
+                "sum(DISTINCT x) FILTER (WHERE s IS NOT NULL)", "count(DISTINCT x % 2)");
+        Arbitrary<String> aggregate = Arbitraries.oneOf(call, Arbitraries.just("count(*)"), filtered, distinct, distinctFixed);
         Arbitrary<String> view = Combinators.combine(Arbitraries.of(KEYS).set().ofMaxSize(2),
                 aggregate.list().ofMinSize(1).ofMaxSize(4), Arbitraries.of(A_FILTERS), Arbitraries.of(HAVING))
                 .as((keys, aggregates, filter, having) -> {
@@ -142,7 +174,10 @@ class ViewsEqualTheirQueryTest {
                 "SELECT k + 1 AS c0, avg(x) AS c1 FROM a GROUP BY k + 1",
                 "SELECT s AS c0 FROM a GROUP BY s",
                 "SELECT DISTINCT k AS c0, s AS c1 FROM a",
-                "SELECT DISTINCT x % 2 AS c0 FROM a WHERE y > 0");
+                "SELECT DISTINCT x % 2 AS c0 FROM a WHERE y > 0",
+                "SELECT k AS c0, count(DISTINCT s) AS c1, sum(DISTINCT x) AS c2, count(DISTINCT x) + count(*) AS c3 FROM a GROUP BY k "
+                        + "HAVING count(DISTINCT s) < 3",
+                "SELECT count(DISTINCT k) AS c0, sum(DISTINCT y) AS c1, avg(DISTINCT x) AS c2 FROM a");
         return Arbitraries.oneOf(view, expressionOverAggregates).list().ofMinSize(1).ofMaxSize(3);
     }
 
@@ -152,7 +187,8 @@ class ViewsEqualTheirQueryTest {
                 Arbitraries.of(JOINS), Arbitraries.of(JOIN_FILTERS))
                 .as((expressions, join, filter) -> "SELECT " + aliased(expressions) + " FROM " + join + " WHERE " + filter);
         Arbitrary<String> aggregate = Combinators.combine(Arbitraries.of("b.t", "a.k", "b.z % 2"), Arbitraries.of(JOINS),
-                Arbitraries.of("sum(a.x)", "count(*)", "min(b.z)", "max(a.y)", "avg(a.x + b.z)", "count(b.t)"))
+                Arbitraries.of("sum(a.x)", "count(*)", "min(b.z)", "max(a.y)", "avg(a.x + b.z)", "count(b.t)",
+                        "count(DISTINCT b.t)", "sum(DISTINCT a.x)"))
                 .as((key, join, aggregate2) -> "SELECT " + key + " AS c0, " + aggregate2 + " AS c1, count(*) AS c2 FROM "
                         + join + " GROUP BY " + key);
         Arbitrary<String> fixed = Arbitraries.of(
@@ -164,6 +200,75 @@ class ViewsEqualTheirQueryTest {
                 "SELECT k AS c0, s AS c1 FROM a UNION SELECT k, t FROM b WHERE z > 0",
                 "SELECT x AS c0 FROM a UNION SELECT z FROM b UNION SELECT k FROM a");
         return Arbitraries.oneOf(projection, aggregate, fixed).list().ofMinSize(1).ofMaxSize(3);
+    }
+
+    @Provide
+    Arbitrary<List<String>> outerJoins() {
+        Arbitrary<String> projection = Combinators.combine(Arbitraries.of(JOIN_EXPRESSIONS).list().ofMinSize(1).ofMaxSize(3),
+                Arbitraries.of(OUTER_JOINS), Arbitraries.of(JOIN_FILTERS))
+                .as((expressions, join, filter) -> "SELECT " + aliased(expressions) + " FROM " + join + " WHERE " + filter);
+        Arbitrary<String> semi = Combinators.combine(Arbitraries.of(A_EXPRESSIONS).list().ofMinSize(1).ofMaxSize(3)
+                        .map(list -> list.stream().map(e -> e.replaceAll("\\b([xksy])\\b", "a.$1")).toList()),
+                Arbitraries.of(SEMI_JOINS)).as((expressions, join) -> "SELECT " + aliased(expressions) + " FROM " + join);
+        Arbitrary<String> aggregate = Combinators.combine(Arbitraries.of("b.t", "a.k", "b.z % 2", "a.s"),
+                Arbitraries.of(OUTER_JOINS),
+                Arbitraries.of("sum(a.x)", "count(*)", "min(b.z)", "max(a.y)", "avg(a.x + b.z)", "count(b.t)", "count(a.k)"))
+                .as((key, join, aggregate2) -> "SELECT " + key + " AS c0, " + aggregate2 + " AS c1, count(*) AS c2 FROM "
+                        + join + " GROUP BY " + key);
+        Arbitrary<String> fixed = Arbitraries.of(
+                "SELECT * FROM a FULL JOIN b ON a.k = b.k",
+                "SELECT DISTINCT a.k AS c0, b.t AS c1 FROM a LEFT JOIN b ON a.k = b.k",
+                "SELECT a.s AS c0, b.t AS c1 FROM a LEFT JOIN b ON a.k = b.k WHERE b.k IS NULL",
+                "SELECT count(*) AS c0, count(b.k) AS c1 FROM a LEFT JOIN b ON a.k = b.k",
+                "SELECT a.k AS c0 FROM a LEFT JOIN b ON a.k = b.k UNION ALL SELECT b.k FROM a RIGHT JOIN b ON a.x = b.z");
+        return Arbitraries.oneOf(projection, semi, aggregate, fixed).list().ofMinSize(1).ofMaxSize(3);
+    }
+
+    @Provide
+    Arbitrary<List<String>> ctesAndSetOperations() {
+        Arbitrary<String> left = Arbitraries.of("SELECT k, s FROM a", "SELECT k, s FROM a WHERE x > 0",
+                "SELECT a.k, b.t FROM a JOIN b ON a.k = b.k", "SELECT k, t FROM b WHERE z IS NOT NULL",
+                "(SELECT k, s FROM a UNION ALL SELECT k, t FROM b)");
+        Arbitrary<String> right = Arbitraries.of("SELECT k, t FROM b", "SELECT k, s FROM a WHERE x > 0",
+                "SELECT k + 1, s FROM a WHERE y < 0", "SELECT b.z, a.s FROM a LEFT JOIN b ON a.x = b.z",
+                "(SELECT k, 'p' FROM b UNION ALL SELECT k, t FROM b)");
+        Arbitrary<String> setOperation = Combinators.combine(left, Arbitraries.of("EXCEPT", "INTERSECT", "EXCEPT ALL",
+                "INTERSECT ALL"), right).as((l, op, r) -> l + " " + op + " " + r);
+        Arbitrary<String> cte = Arbitraries.of(
+                "WITH p AS (SELECT k, x FROM a WHERE x > 0) SELECT p.k AS c0, b.t AS c1 FROM p JOIN b ON p.k = b.k",
+                "WITH p AS (SELECT k, x, s FROM a), q AS (SELECT k AS kk, s FROM p WHERE x IS NOT NULL) "
+                        + "SELECT kk AS c0, count(*) AS c1, max(s) AS c2 FROM q GROUP BY kk",
+                "SELECT c0, sum(c1) AS c1 FROM (SELECT k AS c0, x AS c1 FROM a UNION ALL SELECT k, z FROM b) AS u GROUP BY c0",
+                "WITH p(m, n) AS (SELECT k, z FROM b) SELECT a.x AS c0, p.n AS c1 FROM a LEFT JOIN p ON a.k = p.m",
+                "SELECT * FROM (SELECT a.k, b.z FROM a JOIN b ON a.k = b.k) AS j(c0, c1) WHERE c1 > 0",
+                "WITH p AS (SELECT k, s FROM a) SELECT DISTINCT s AS c0 FROM p",
+                "WITH p AS (SELECT k, x FROM a WHERE s IS NOT NULL) SELECT p1.x AS c0, p2.x AS c1 FROM p p1 JOIN p p2 ON p1.k = p2.k",
+                "WITH p AS (SELECT k, s FROM a WHERE x > 0) SELECT k AS c0, s AS c1 FROM p EXCEPT SELECT k, t FROM b",
+                "WITH b AS (SELECT k, x AS z FROM a) SELECT b.k AS c0, b.z AS c1 FROM b",
+                "SELECT x AS c0 FROM a EXCEPT ALL SELECT z FROM b",
+                "(SELECT k AS c0 FROM a UNION ALL SELECT z FROM b) INTERSECT ALL SELECT k FROM a WHERE x > 0");
+        return Arbitraries.oneOf(setOperation, cte).list().ofMinSize(1).ofMaxSize(3);
+    }
+
+    @Provide
+    Arbitrary<List<String>> subqueries() {
+        Arbitrary<String> predicate = Arbitraries.of("k IN (SELECT k FROM b WHERE z > 0)", "k NOT IN (SELECT z FROM b)",
+                "x IN (SELECT b.z FROM b)", "x NOT IN (SELECT z FROM b WHERE t = 'p')",
+                "EXISTS (SELECT 1 FROM b WHERE b.t = 'p')", "NOT EXISTS (SELECT 1 FROM b WHERE b.k = a.k AND b.z > a.x)",
+                "EXISTS (SELECT * FROM b WHERE b.k = a.k)", "(k + 1) IN (SELECT b.k FROM b JOIN a a2 ON b.z = a2.x)",
+                "k IN (SELECT a2.k FROM a AS a2 WHERE a2.x > 2)", "s NOT IN (SELECT DISTINCT t FROM b WHERE k IN (SELECT x FROM a a3))",
+                "NOT EXISTS (SELECT 1 FROM b LEFT JOIN a a4 ON b.z = a4.x WHERE a4.k IS NULL AND b.k = a.k)");
+        Arbitrary<String> projection = Combinators.combine(Arbitraries.of(A_EXPRESSIONS).list().ofMinSize(1).ofMaxSize(3),
+                predicate, Arbitraries.of("", " AND x > 0", " OR s IS NULL"))
+                .as((expressions, p, more) -> "SELECT " + aliased(expressions) + " FROM a WHERE " + p
+                        + (more.startsWith(" OR") ? " AND (k IS NULL" + more + ")" : more));
+        Arbitrary<String> grouped = Combinators.combine(Arbitraries.of("k", "s"), predicate)
+                .as((key, p) -> "SELECT " + key + " AS c0, count(*) AS c1, sum(x) AS c2 FROM a WHERE " + p + " GROUP BY " + key);
+        Arbitrary<String> fixed = Arbitraries.of(
+                "SELECT b.t AS c0 FROM b WHERE b.k NOT IN (SELECT k FROM a WHERE s = 'p') AND EXISTS (SELECT 1 FROM a WHERE a.x = b.z)",
+                "SELECT a.k AS c0, b.t AS c1 FROM a JOIN b ON a.k = b.k WHERE a.x IN (SELECT DISTINCT z FROM b b2 WHERE t IS NOT NULL)",
+                "SELECT a.k AS c0, b.z AS c1 FROM a LEFT JOIN b ON a.k = b.k WHERE a.s IN (SELECT t FROM b b2)");
+        return Arbitraries.oneOf(projection, grouped, fixed).list().ofMinSize(1).ofMaxSize(3);
     }
 
     /** A first view over the tables, then views that read it (v0) and each other (v1). */
