@@ -5,6 +5,8 @@ import static java.util.Objects.requireNonNull;
 import dev.mallard.core.arrow.ArrowExport;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import dev.mallard.server.views.ServedViews;
+import dev.mallard.views.ViewSql;
 import java.io.IOException;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -37,6 +39,8 @@ public final class Session implements AutoCloseable {
     private final BufferAllocator allocator;
     private final ScheduledExecutorService timer;
     private final Clock clock;
+    private final ServedViews views;
+    private ServedViews.FrontDoor frontDoor;
     private final ReentrantLock lock = new ReentrantLock();
     private final Map<String, Object> handles = new ConcurrentHashMap<>();
     private volatile Instant lastUsed;
@@ -45,7 +49,7 @@ public final class Session implements AutoCloseable {
     private volatile boolean closed;
 
     Session(String id, String username, Instant tokenExpiresAt, DuckDBConnection connection, BufferAllocator allocator,
-            ScheduledExecutorService timer, Clock clock) {
+            ScheduledExecutorService timer, Clock clock, ServedViews views) {
         this.id = requireNonNull(id, "id is null");
         this.username = requireNonNull(username, "username is null");
         this.tokenExpiresAt = requireNonNull(tokenExpiresAt, "tokenExpiresAt is null");
@@ -53,6 +57,7 @@ public final class Session implements AutoCloseable {
         this.allocator = requireNonNull(allocator, "allocator is null");
         this.timer = requireNonNull(timer, "timer is null");
         this.clock = requireNonNull(clock, "clock is null");
+        this.views = requireNonNull(views, "views is null");
         this.lastUsed = clock.instant();
     }
 
@@ -92,6 +97,9 @@ public final class Session implements AutoCloseable {
      * the number of rows it changed.
      */
     public Outcome execute(String sql, QueryOptions options) {
+        if (ServedViews.mentions(sql)) {
+            return executeThroughViews(sql, options);
+        }
         return sql(connection -> {
             Statement statement = connection.createStatement();
             try {
@@ -100,11 +108,36 @@ public final class Session implements AutoCloseable {
                 }
                 long count = Math.max(0, statement.getLargeUpdateCount());
                 statement.close();
+                views.afterWrite();
                 return new Outcome(Optional.empty(), OptionalLong.of(count));
             } catch (SQLException | RuntimeException e) {
                 statement.close();
                 throw e;
             }
+        });
+    }
+
+    /** Brings the materialized views up to date after a write this session made other than by a statement (ingestion). */
+    public void syncViews() {
+        views.afterWrite();
+    }
+
+    /**
+     * A text naming a view statement or a {@code dbsp_*} function runs through the views module's front door on this
+     * session's connection (it syncs after writes itself). Neither the query timeout nor a cancel interrupts it.
+     */
+    private Outcome executeThroughViews(String sql, QueryOptions options) {
+        return sql(connection -> {
+            if (frontDoor == null) {
+                frontDoor = views.frontDoor(connection);
+            }
+            ViewSql.Result result = frontDoor.execute(sql);
+            Optional<java.sql.ResultSet> rows = result.rows();
+            if (rows.isPresent()) {
+                return new Outcome(Optional.of(stream(rows.get().getStatement(), rows.get(), true, options)), OptionalLong.empty());
+            }
+            result.close();
+            return new Outcome(Optional.empty(), OptionalLong.of(Math.max(0, result.updateCount())));
         });
     }
 
@@ -114,7 +147,9 @@ public final class Session implements AutoCloseable {
             if (timed(statement, options, statement::execute)) {
                 return new Outcome(Optional.of(stream(statement, statement.getResultSet(), false, options)), OptionalLong.empty());
             }
-            return new Outcome(Optional.empty(), OptionalLong.of(Math.max(0, statement.getLargeUpdateCount())));
+            long count = Math.max(0, statement.getLargeUpdateCount());
+            views.afterWrite();
+            return new Outcome(Optional.empty(), OptionalLong.of(count));
         });
     }
 
@@ -164,6 +199,11 @@ public final class Session implements AutoCloseable {
         cancelRequested = true;
         interrupt(statement);
         return true;
+    }
+
+    /** Whether a statement of this session is executing in DuckDB now (not: a result being streamed). */
+    public boolean isRunning() {
+        return running != null;
     }
 
     private static void interrupt(Statement statement) {
@@ -246,6 +286,13 @@ public final class Session implements AutoCloseable {
                 }
             }
             handles.clear();
+            if (frontDoor != null) {
+                try {
+                    frontDoor.close();
+                } catch (RuntimeException e) {
+                    // Closing the connection below ends what the views held on it.
+                }
+            }
             connection.close();
         } catch (SQLException e) {
             throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "closing a DuckDB session failed: " + e.getMessage(), e);
