@@ -43,6 +43,7 @@ public final class Session implements AutoCloseable {
     private ServedViews.FrontDoor frontDoor;
     private final ReentrantLock lock = new ReentrantLock();
     private final Map<String, Object> handles = new ConcurrentHashMap<>();
+    private final Map<String, Object> derived = new ConcurrentHashMap<>();
     private volatile Instant lastUsed;
     private volatile Statement running;
     private volatile boolean cancelRequested;
@@ -108,6 +109,7 @@ public final class Session implements AutoCloseable {
                 }
                 long count = Math.max(0, statement.getLargeUpdateCount());
                 statement.close();
+                derived.clear();
                 views.afterWrite();
                 return new Outcome(Optional.empty(), OptionalLong.of(count));
             } catch (SQLException | RuntimeException e) {
@@ -137,6 +139,7 @@ public final class Session implements AutoCloseable {
                 return new Outcome(Optional.of(stream(rows.get().getStatement(), rows.get(), true, options)), OptionalLong.empty());
             }
             result.close();
+            derived.clear();
             return new Outcome(Optional.empty(), OptionalLong.of(Math.max(0, result.updateCount())));
         });
     }
@@ -148,6 +151,7 @@ public final class Session implements AutoCloseable {
                 return new Outcome(Optional.of(stream(statement, statement.getResultSet(), false, options)), OptionalLong.empty());
             }
             long count = Math.max(0, statement.getLargeUpdateCount());
+            derived.clear();
             views.afterWrite();
             return new Outcome(Optional.empty(), OptionalLong.of(count));
         });
@@ -220,6 +224,21 @@ public final class Session implements AutoCloseable {
 
     /** The outcome of a statement: rows, or a count of changed rows. */
     public record Outcome(Optional<ResultStream> rows, OptionalLong updateCount) {}
+
+    /**
+     * A value derived from this session's settings, computed once: the Arrow schema DuckDB gives a list of column
+     * types, asked of DuckDB with a query of its own, is the same for every prepare until a statement that returns no
+     * rows (a SET, say) runs, which forgets every derived value.
+     */
+    public <T> T derived(String key, Class<T> type, java.util.function.Supplier<T> compute) {
+        Object known = derived.get(key);
+        if (type.isInstance(known)) {
+            return type.cast(known);
+        }
+        T value = compute.get();
+        derived.put(key, value);
+        return value;
+    }
 
     /** Keeps an object (a prepared statement, a result not yet fetched) under a handle until taken or closed. */
     public void keep(String handle, AutoCloseable value) {
