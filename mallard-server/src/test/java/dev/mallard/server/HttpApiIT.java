@@ -280,6 +280,26 @@ class HttpApiIT {
     }
 
     @Test
+    void cancelWithAnIdInterruptsOnlyTheStatementGivenThatId() throws Exception {
+        String own = JSON.readTree(login(TestServers.USER, TestServers.PASSWORD).body()).path("accessToken").asText();
+        java.util.concurrent.CompletableFuture<HttpResponse<String>> running = http.sendAsync(HttpRequest.newBuilder(uri("/v1/query"))
+                .header("Authorization", "Bearer " + own).header("Accept", "application/jsonl").header("x-dd-query-id", "long-one")
+                .POST(HttpRequest.BodyPublishers.ofString("SELECT sum(hash(a.range + b.range)) FROM range(1000000) a, range(1000000) b")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        TestServers.awaitUntil(() -> server.sessions().runningStatements() > 0, "the long query runs in DuckDB");
+        HttpResponse<String> other = http.send(HttpRequest.newBuilder(uri("/v1/cancel?id=another-one")).header("Authorization", "Bearer " + own)
+                .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(other.body()).isEqualTo("{\"cancelled\":false}");
+        assertThat(running).isNotDone();
+        HttpResponse<String> named = http.send(HttpRequest.newBuilder(uri("/v1/cancel?id=long-one")).header("Authorization", "Bearer " + own)
+                .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(named.body()).isEqualTo("{\"cancelled\":true}");
+        HttpResponse<String> response = running.get(60, java.util.concurrent.TimeUnit.SECONDS);
+        assertThat(response.statusCode()).isEqualTo(409);
+        assertThat(JSON.readTree(response.body()).path("error").path("code").asText()).isEqualTo("user.sql.cancelled");
+    }
+
+    @Test
     void anUnservedAcceptIs406() throws Exception {
         assertThat(query("SELECT 1", "text/html", "Bearer " + token).statusCode()).isEqualTo(406);
     }

@@ -46,6 +46,7 @@ public final class Session implements AutoCloseable {
     private final Map<String, Object> derived = new ConcurrentHashMap<>();
     private volatile Instant lastUsed;
     private volatile Statement running;
+    private volatile Optional<String> runningId = Optional.empty();
     private volatile boolean cancelRequested;
     private volatile boolean closed;
 
@@ -170,6 +171,7 @@ public final class Session implements AutoCloseable {
             interrupt(statement);
         }, limit.toMillis(), TimeUnit.MILLISECONDS));
         cancelRequested = false;
+        runningId = options.queryId();
         running = statement;
         try {
             return execution.run();
@@ -196,8 +198,17 @@ public final class Session implements AutoCloseable {
      * @return whether a statement was running
      */
     public boolean cancelRunning() {
+        return cancelRunning(Optional.empty());
+    }
+
+    /**
+     * As {@link #cancelRunning()}, but with an id only the statement that was given that id ({@code x-dd-query-id}).
+     *
+     * @return whether the statement asked for was running
+     */
+    public boolean cancelRunning(Optional<String> queryId) {
         Statement statement = running;
-        if (statement == null) {
+        if (statement == null || queryId.isPresent() && !queryId.equals(runningId)) {
             return false;
         }
         cancelRequested = true;
