@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import dev.mallard.core.error.Redactor;
 import dev.mallard.views.MaterializedViews;
 import dev.mallard.views.ViewSql;
 import java.sql.ResultSet;
@@ -71,12 +72,22 @@ public final class ServedViews implements AutoCloseable {
         }
     }
 
-    /** Brings every view up to date with what committed; a no-op while no views were attached. */
+    /**
+     * Brings every view up to date with what committed; a no-op while no views were attached. The write it follows
+     * has committed already, so a sync that fails (a transaction conflict with a client's own transaction, say) does
+     * not fail that write: the changes stay captured in the delta logs, and the next write or {@code dbsp_sync()}
+     * applies them.
+     */
     public void afterWrite() {
         MaterializedViews views = shared;
         if (views != null) {
             synchronized (views) {
-                views.sync();
+                try {
+                    views.sync();
+                } catch (MallardException e) {
+                    LOG.warn("views not synced after a write, the next sync applies the changes code={} reason={}",
+                            e.errorCode().code(), Redactor.redact(String.valueOf(e.getMessage())));
+                }
             }
         }
     }
