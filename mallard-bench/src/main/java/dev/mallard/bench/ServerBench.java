@@ -90,14 +90,16 @@ final class ServerBench implements Callable<Integer> {
             double inProcess = best(() -> inProcess(server));
             double flight = best(() -> flight(server));
             double jdbc = best(() -> jdbc(server));
-            double httpArrow = best(() -> http(server, "application/vnd.apache.arrow.stream"));
-            double httpJsonl = best(() -> http(server, "application/jsonl"));
+            double httpArrow = best(() -> http(server, "application/vnd.apache.arrow.stream", HttpClient.Version.HTTP_1_1));
+            double http2Arrow = best(() -> http(server, "application/vnd.apache.arrow.stream", HttpClient.Version.HTTP_2));
+            double httpJsonl = best(() -> http(server, "application/jsonl", HttpClient.Version.HTTP_1_1));
             double[] small = smallQueries(server);
             result.put("rows", rows);
             result.put("inprocess_rows_per_s", Math.round(inProcess));
             result.put("flight_rows_per_s", Math.round(flight));
             result.put("flight_jdbc_rows_per_s", Math.round(jdbc));
             result.put("http_arrow_rows_per_s", Math.round(httpArrow));
+            result.put("http2_arrow_rows_per_s", Math.round(http2Arrow));
             result.put("http_jsonl_rows_per_s", Math.round(httpJsonl));
             result.put("small_queries_per_s", Math.round(small[0]));
             result.put("small_query_p99_ms", Math.round(small[1] * 100) / 100.0);
@@ -119,6 +121,7 @@ final class ServerBench implements Callable<Integer> {
         row(out, "Flight DoGet rows/s", result.get("flight_rows_per_s").asDouble(), FLIGHT_TARGET_RATIO * inProcess);
         out.printf("%-40s %14.0f %14s %8s%n", "Flight SQL JDBC driver rows/s", result.get("flight_jdbc_rows_per_s").asDouble(), "-", "-");
         row(out, "HTTP Arrow rows/s", result.get("http_arrow_rows_per_s").asDouble(), HTTP_ARROW_TARGET_RATIO * inProcess);
+        row(out, "HTTP/2 (h2c) Arrow rows/s", result.get("http2_arrow_rows_per_s").asDouble(), HTTP_ARROW_TARGET_RATIO * inProcess);
         out.printf("%-40s %14.0f %14s %8s%n", "HTTP JSONL rows/s", result.get("http_jsonl_rows_per_s").asDouble(), "-", "-");
         row(out, clients + " clients, one-row queries/s", result.get("small_queries_per_s").asDouble(), SMALL_QUERIES_TARGET);
         out.printf("%-40s %14.2f %14s %8s%n", "one-row query p99 ms", result.get("small_query_p99_ms").asDouble(), "-", "-");
@@ -193,8 +196,9 @@ final class ServerBench implements Callable<Integer> {
         return DriverManager.getConnection("jdbc:arrow-flight-sql://127.0.0.1:" + server.flightPort() + "/?useEncryption=false", properties);
     }
 
-    private long http(MallardServer server, String accept) throws Exception {
-        HttpClient http = HttpClient.newHttpClient();
+    /** One query over HTTP: 1.1 for the recorded HTTP figures (as before the server spoke HTTP/2), 2 for its own line. */
+    private long http(MallardServer server, String accept, HttpClient.Version version) throws Exception {
+        HttpClient http = HttpClient.newBuilder().version(version).build();
         String basic = "Basic " + Base64.getEncoder().encodeToString((USER + ":" + PASSWORD).getBytes(StandardCharsets.UTF_8));
         HttpResponse<InputStream> response = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.httpPort()
                         + "/v1/query?q=" + URLEncoder.encode(QUERY, StandardCharsets.UTF_8)))

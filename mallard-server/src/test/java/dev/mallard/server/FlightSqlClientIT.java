@@ -7,6 +7,8 @@ import dev.mallard.server.config.AccessMode;
 import java.nio.file.Path;
 import java.util.Optional;
 import org.apache.arrow.flight.CallStatus;
+import org.apache.arrow.flight.CancelFlightInfoRequest;
+import org.apache.arrow.flight.CancelStatus;
 import org.apache.arrow.flight.FlightClient;
 import org.apache.arrow.flight.FlightInfo;
 import org.apache.arrow.flight.FlightRuntimeException;
@@ -92,6 +94,60 @@ class FlightSqlClientIT {
                 stream.next();
             }
         }).isInstanceOfSatisfying(FlightRuntimeException.class, e -> assertThat(e.status().code()).isEqualTo(CallStatus.NOT_FOUND.code()));
+    }
+
+    @Test
+    void cancelFlightInfoInterruptsAPreparedQueryWhileItsDoGetRuns() throws Exception {
+        FlightSqlClient.PreparedStatement prepared = sql.prepare(
+                "SELECT sum(hash(a.range + b.range)) AS s FROM range(1000000) a, range(1000000) b", bearer);
+        try {
+            FlightInfo info = prepared.execute(bearer);
+            java.util.concurrent.CompletableFuture<Throwable> fetch = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                try (FlightStream stream = sql.getStream(info.getEndpoints().get(0).getTicket(), bearer)) {
+                    while (stream.next()) {
+                        // drained
+                    }
+                    return null;
+                } catch (Throwable e) {
+                    return e;
+                }
+            });
+            TestServers.awaitUntil(() -> server.sessions().runningStatements() > 0, "the prepared query runs in its DoGet");
+            assertThat(sql.cancelFlightInfo(new CancelFlightInfoRequest(info), bearer).getStatus()).isEqualTo(CancelStatus.CANCELLED);
+            assertThat(fetch.get(60, java.util.concurrent.TimeUnit.SECONDS))
+                    .isInstanceOfSatisfying(FlightRuntimeException.class, e -> assertThat(e.status().code()).isEqualTo(CallStatus.CANCELLED.code()));
+            TestServers.awaitUntil(() -> server.sessions().runningStatements() == 0, "DuckDB interrupted the query");
+        } finally {
+            prepared.close(bearer);
+        }
+    }
+
+    @Test
+    void cancelFlightInfoDropsAResultNotYetFetched() throws Exception {
+        FlightInfo info = sql.execute("SELECT 1", bearer);
+        assertThat(sql.cancelFlightInfo(new CancelFlightInfoRequest(info), bearer).getStatus()).isEqualTo(CancelStatus.CANCELLED);
+        assertThatThrownBy(() -> {
+            try (FlightStream stream = sql.getStream(info.getEndpoints().get(0).getTicket(), bearer)) {
+                stream.next();
+            }
+        }).isInstanceOfSatisfying(FlightRuntimeException.class, e -> assertThat(e.status().code()).isEqualTo(CallStatus.NOT_FOUND.code()));
+        assertThat(sql.cancelFlightInfo(new CancelFlightInfoRequest(info), bearer).getStatus()).isEqualTo(CancelStatus.NOT_CANCELLABLE);
+    }
+
+    @Test
+    void cancelFlightInfoStopsAPreparedQueryBeforeItRuns() throws Exception {
+        FlightSqlClient.PreparedStatement prepared = sql.prepare("SELECT 42 AS answer", bearer);
+        try {
+            FlightInfo info = prepared.execute(bearer);
+            assertThat(sql.cancelFlightInfo(new CancelFlightInfoRequest(info), bearer).getStatus()).isEqualTo(CancelStatus.CANCELLED);
+            assertThatThrownBy(() -> {
+                try (FlightStream stream = sql.getStream(info.getEndpoints().get(0).getTicket(), bearer)) {
+                    stream.next();
+                }
+            }).isInstanceOfSatisfying(FlightRuntimeException.class, e -> assertThat(e.status().code()).isEqualTo(CallStatus.CANCELLED.code()));
+        } finally {
+            prepared.close(bearer);
+        }
     }
 
     @Test

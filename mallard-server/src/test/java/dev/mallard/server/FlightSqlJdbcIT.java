@@ -226,6 +226,29 @@ class FlightSqlJdbcIT {
     }
 
     @Test
+    void statementCancelInterruptsALongQueryOnTheServer() throws Exception {
+        try (Connection connection = connect(); Statement statement = connection.createStatement()) {
+            java.util.concurrent.CompletableFuture<Throwable> outcome = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                try (ResultSet rs = statement.executeQuery("SELECT sum(hash(a.range + b.range)) FROM range(1000000) a, range(1000000) b")) {
+                    rs.next();
+                    return null;
+                } catch (Throwable e) {
+                    return e;
+                }
+            });
+            TestServers.awaitUntil(() -> server.sessions().runningStatements() > 0, "the long query runs in DuckDB");
+            statement.cancel();
+            // A trillion-row join: only an interrupt in DuckDB ends it, and the session runs nothing afterwards.
+            TestServers.awaitUntil(() -> server.sessions().runningStatements() == 0, "DuckDB interrupted the query");
+            assertThat(outcome.get(60, java.util.concurrent.TimeUnit.SECONDS)).as("the cancelled query fails on the client").isNotNull();
+            try (Statement next = connection.createStatement(); ResultSet rs = next.executeQuery("SELECT 7")) {
+                assertThat(rs.next()).isTrue();
+                assertThat(rs.getInt(1)).isEqualTo(7);
+            }
+        }
+    }
+
+    @Test
     void aCatalogNamedOnTheConnectionIsTheSessionsDatabase() throws Exception {
         try (Connection setup = connect(); Statement statement = setup.createStatement()) {
             statement.executeUpdate("ATTACH ':memory:' AS other");

@@ -86,6 +86,27 @@ class HttpApiIT {
     }
 
     @Test
+    void theV1RoutesAnswerOverHttp2() throws Exception {
+        // A fresh client, so its first request opens the connection and upgrades it (h2c) rather than reusing one.
+        HttpClient h2 = HttpClient.newBuilder().version(HttpClient.Version.HTTP_2).build();
+        HttpResponse<String> get = h2.send(HttpRequest.newBuilder(uri("/v1/query?q=" + URLEncoder.encode("SELECT 42 AS answer", StandardCharsets.UTF_8)))
+                .header("Authorization", "Bearer " + token).header("Accept", "application/jsonl").GET().build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(get.version()).isEqualTo(HttpClient.Version.HTTP_2);
+        assertThat(get.statusCode()).isEqualTo(200);
+        assertThat(get.body()).isEqualTo("{\"answer\":42}\n");
+        HttpResponse<byte[]> post = h2.send(HttpRequest.newBuilder(uri("/v1/query")).header("Authorization", "Bearer " + token)
+                .header("Accept", "text/tab-separated-values").header("Accept-Encoding", "gzip")
+                .POST(HttpRequest.BodyPublishers.ofString("SELECT range AS n FROM range(100000)")).build(), HttpResponse.BodyHandlers.ofByteArray());
+        assertThat(post.version()).isEqualTo(HttpClient.Version.HTTP_2);
+        assertThat(post.statusCode()).isEqualTo(200);
+        String tsv = new String(new java.util.zip.GZIPInputStream(new java.io.ByteArrayInputStream(post.body())).readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(tsv.split("\n")).hasSize(100_001).startsWith("n", "0", "1");
+        HttpResponse<String> refused = h2.send(HttpRequest.newBuilder(uri("/v1/query?q=SELECT%201")).GET().build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(refused.version()).isEqualTo(HttpClient.Version.HTTP_2);
+        assertThat(refused.statusCode()).isEqualTo(401);
+    }
+
+    @Test
     void loginAnswersABearerToken() throws Exception {
         HttpResponse<String> response = login(TestServers.USER, TestServers.PASSWORD);
         assertThat(response.statusCode()).isEqualTo(200);
@@ -256,6 +277,26 @@ class HttpApiIT {
         HttpResponse<String> idle = http.send(HttpRequest.newBuilder(uri("/v1/cancel")).header("Authorization", "Bearer " + own).build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(idle.body()).isEqualTo("{\"cancelled\":false}");
+    }
+
+    @Test
+    void cancelWithAnIdInterruptsOnlyTheStatementGivenThatId() throws Exception {
+        String own = JSON.readTree(login(TestServers.USER, TestServers.PASSWORD).body()).path("accessToken").asText();
+        java.util.concurrent.CompletableFuture<HttpResponse<String>> running = http.sendAsync(HttpRequest.newBuilder(uri("/v1/query"))
+                .header("Authorization", "Bearer " + own).header("Accept", "application/jsonl").header("x-dd-query-id", "long-one")
+                .POST(HttpRequest.BodyPublishers.ofString("SELECT sum(hash(a.range + b.range)) FROM range(1000000) a, range(1000000) b")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        TestServers.awaitUntil(() -> server.sessions().runningStatements() > 0, "the long query runs in DuckDB");
+        HttpResponse<String> other = http.send(HttpRequest.newBuilder(uri("/v1/cancel?id=another-one")).header("Authorization", "Bearer " + own)
+                .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(other.body()).isEqualTo("{\"cancelled\":false}");
+        assertThat(running).isNotDone();
+        HttpResponse<String> named = http.send(HttpRequest.newBuilder(uri("/v1/cancel?id=long-one")).header("Authorization", "Bearer " + own)
+                .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(named.body()).isEqualTo("{\"cancelled\":true}");
+        HttpResponse<String> response = running.get(60, java.util.concurrent.TimeUnit.SECONDS);
+        assertThat(response.statusCode()).isEqualTo(409);
+        assertThat(JSON.readTree(response.body()).path("error").path("code").asText()).isEqualTo("user.sql.cancelled");
     }
 
     @Test

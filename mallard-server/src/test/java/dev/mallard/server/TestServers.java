@@ -27,6 +27,17 @@ final class TestServers {
                 c.secretKey(), c.tokenExpiryMinutes(), c.sessionLimits(), c.fetchSize(), c.queryTimeoutSeconds(), c.startupScript());
     }
 
+    /** Polls {@code condition} every 50 ms; fails after a minute, a bound against hanging and not a timing check. */
+    static void awaitUntil(java.util.function.BooleanSupplier condition, String what) throws InterruptedException {
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.MINUTES.toNanos(1);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("waited a minute for: " + what);
+            }
+            Thread.sleep(50);
+        }
+    }
+
     static String jdbcUrl(MallardServer server) {
         return "jdbc:arrow-flight-sql://127.0.0.1:" + server.flightPort() + "/?useEncryption=false";
     }

@@ -25,6 +25,11 @@ final class ArrowTypes {
         if (names.isEmpty()) {
             return new Schema(List.of());
         }
+        return session.derived("arrow-schema\0" + String.join("\0", names) + "\1"
+                + String.join("\0", types.stream().map(String::valueOf).toList()), Schema.class, () -> derive(session, names, types));
+    }
+
+    private static Schema derive(Session session, List<String> names, List<String> types) {
         try {
             return query(session, names, types);
         } catch (RuntimeException e) {

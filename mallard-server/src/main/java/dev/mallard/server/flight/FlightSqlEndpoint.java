@@ -19,10 +19,12 @@ import org.apache.arrow.memory.BufferAllocator;
 public final class FlightSqlEndpoint implements AutoCloseable {
     private final FlightServer server;
     private final BufferAllocator allocator;
+    private final MallardFlightSqlProducer producer;
 
-    private FlightSqlEndpoint(FlightServer server, BufferAllocator allocator) {
+    private FlightSqlEndpoint(FlightServer server, BufferAllocator allocator, MallardFlightSqlProducer producer) {
         this.server = server;
         this.allocator = allocator;
+        this.producer = producer;
     }
 
     public static FlightSqlEndpoint start(String host, int port, Optional<TlsFiles> tls, MallardFlightSqlProducer producer,
@@ -54,7 +56,7 @@ public final class FlightSqlEndpoint implements AutoCloseable {
             throw new MallardException(ErrorCode.SYSTEM_FLIGHT_BIND_FAILED, "cannot serve Flight SQL on " + host + ":" + port
                     + ": " + e.getMessage() + "; choose another flight.port or stop the process that holds it", e);
         }
-        return new FlightSqlEndpoint(server, allocator);
+        return new FlightSqlEndpoint(server, allocator, producer);
     }
 
     public int port() {
@@ -70,6 +72,7 @@ public final class FlightSqlEndpoint implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {
+            producer.close();
             allocator.close();
         }
     }

@@ -14,6 +14,7 @@ import dev.mallard.server.session.ResultStream;
 import dev.mallard.server.session.Session;
 import dev.mallard.server.session.SessionRegistry;
 import dev.mallard.server.sql.AccessPolicy;
+import dev.mallard.server.views.ServedViews;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.channels.Channels;
@@ -23,7 +24,11 @@ import java.sql.ResultSetMetaData;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import org.apache.arrow.flight.CallStatus;
+import org.apache.arrow.flight.CancelFlightInfoRequest;
+import org.apache.arrow.flight.CancelStatus;
 import org.apache.arrow.flight.FlightDescriptor;
 import org.apache.arrow.flight.FlightEndpoint;
 import org.apache.arrow.flight.FlightInfo;
@@ -82,6 +87,12 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
     private final SqlInfoBuilder sqlInfo;
     private final int defaultFetchSize;
     private final int maxTimeoutSeconds;
+    /**
+     * DoGet streams results from threads of their own, never from the gRPC call's thread: gRPC delivers a call's
+     * ready and cancel callbacks on that thread, so a handler blocked in DuckDB or in flow control would never hear
+     * that the client cancelled or became ready. Platform threads, because a DuckDB call pins a virtual one's carrier.
+     */
+    private final ExecutorService streams = Executors.newCachedThreadPool(Thread.ofPlatform().name("flight-stream-", 0).daemon().factory());
 
     public MallardFlightSqlProducer(SessionRegistry sessions, AccessPolicy policy, BufferAllocator allocator, String version,
             int defaultFetchSize, int maxTimeoutSeconds) {
@@ -98,7 +109,7 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
                 .withFlightSqlServerSql(true)
                 .withFlightSqlServerSubstrait(false)
                 .withFlightSqlServerTransaction(SqlSupportedTransaction.SQL_SUPPORTED_TRANSACTION_NONE)
-                .withFlightSqlServerCancel(false)
+                .withFlightSqlServerCancel(true)
                 .withFlightSqlServerBulkIngestion(true)
                 .withFlightSqlServerBulkIngestionTransaction(false)
                 .withSqlIdentifierQuoteChar("\"")
@@ -142,14 +153,62 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
         String handle = ticket.getStatementHandle().toStringUtf8();
         try {
             Session session = session(context);
+            java.util.Optional<DeferredQuery> deferred = session.find(handle, DeferredQuery.class);
+            if (deferred.isPresent()) {
+                streams.execute(() -> streamed(listener, () -> runDeferred(session, handle, deferred.get(), listener)));
+                return;
+            }
             ResultStream result = session.take(handle, ResultStream.class)
                     .orElseThrow(() -> FlightErrors.notFound("no result waits under this ticket: it was fetched already or its session closed"));
-            try (result) {
-                long rows = ResultSender.send(result, listener);
-                LOG.debug("result sent user={} rows={}", session.username(), rows);
-            }
+            streams.execute(() -> streamed(listener, () -> {
+                try (result) {
+                    long rows = ResultSender.send(result, listener);
+                    LOG.debug("result sent user={} rows={}", session.username(), rows);
+                }
+            }));
         } catch (Throwable e) {
             listener.error(FlightErrors.toFlight(e));
+        }
+    }
+
+    @FunctionalInterface
+    private interface Streaming {
+        void run() throws Exception;
+    }
+
+    private static void streamed(ServerStreamListener listener, Streaming streaming) {
+        try {
+            streaming.run();
+        } catch (Throwable e) {
+            listener.error(FlightErrors.toFlight(e));
+        }
+    }
+
+    /** Runs a prepared query in its DoGet; the client cancelling the call, or CancelFlightInfo, interrupts it. */
+    private static void runDeferred(Session session, String handle, DeferredQuery query, ServerStreamListener listener) throws IOException {
+        if (!query.start()) {
+            session.take(handle, DeferredQuery.class);
+            throw query.cancelled() ? CallStatus.CANCELLED.withDescription("the query was cancelled on request before it ran").toRuntimeException()
+                    : FlightErrors.notFound("no result waits under this ticket: it was fetched already or its session closed");
+        }
+        Runnable onClientCancel = () -> query.cancel(session);
+        listener.setOnCancelHandler(onClientCancel);
+        try {
+            session.sql(connection -> {
+                query.prepared().apply(query.parameters());
+                return null;
+            });
+            Session.Outcome outcome = session.execute(query.prepared().statement(), query.options());
+            if (outcome.rows().isEmpty()) {
+                throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "the prepared statement returned no rows; run it as an update");
+            }
+            try (ResultStream result = outcome.rows().get()) {
+                long rows = ResultSender.send(result, listener, onClientCancel, query::cancelled);
+                LOG.debug("result sent user={} rows={}", session.username(), rows);
+            }
+        } finally {
+            query.finish();
+            session.take(handle, DeferredQuery.class);
         }
     }
 
@@ -179,6 +238,7 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
                             + ": it takes no ingestion; connect to a COMPLETE server to load data");
                 }
                 long rows = BulkIngest.run(session, command, stream, session.allocator());
+                session.syncViews();
                 LOG.debug("ingested user={} table={} rows={}", session.username(), command.getTable(), rows);
                 acknowledge(ack, rows);
             } catch (Throwable e) {
@@ -195,7 +255,7 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
             Session session = session(context);
             String sql = request.getQuery();
             policy.check(session, sql);
-            PreparedQuery prepared = prepare(session, sql);
+            PreparedQuery prepared = prepare(session, sql, context);
             String handle = UUID.randomUUID().toString();
             session.keep(handle, prepared);
             ActionCreatePreparedStatementResult result = ActionCreatePreparedStatementResult.newBuilder()
@@ -210,7 +270,11 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
         }
     }
 
-    private static PreparedQuery prepare(Session session, String sql) {
+    private PreparedQuery prepare(Session session, String sql, CallContext context) {
+        if (ServedViews.mentions(sql)) {
+            Session.Outcome first = session.execute(sql, options(context));
+            return PreparedQuery.throughViews(sql, first, first.rows().map(MallardFlightSqlProducer::announced).orElse(new Schema(List.of())));
+        }
         PreparedStatement statement = session.sql(connection -> connection.prepareStatement(sql));
         try {
             List<String> names = new ArrayList<>();
@@ -279,8 +343,18 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
             Session session = session(context);
             PreparedQuery prepared = prepared(session, command.getPreparedStatementHandle());
             List<List<Object>> rows = prepared.parameters();
+            List<Object> row = rows.isEmpty() ? List.of() : rows.get(0);
+            if (prepared.runsThroughViews()) {
+                return pending(session, prepared.takeFirstOutcome().orElseGet(() -> session.execute(prepared.sql(), options(context))), descriptor);
+            }
+            if (!prepared.datasetSchema().getFields().isEmpty()) {
+                // A query: announced with the schema its prepare derived, run when its ticket is fetched (DeferredQuery).
+                String handle = UUID.randomUUID().toString();
+                session.keep(handle, new DeferredQuery(prepared, row, options(context)));
+                return new FlightInfo(prepared.datasetSchema(), descriptor, List.of(endpoint(handle)), -1, -1);
+            }
             session.sql(connection -> {
-                prepared.apply(rows.isEmpty() ? List.of() : rows.get(0));
+                prepared.apply(row);
                 return null;
             });
             return pending(session, session.execute(prepared.statement(), options(context)), descriptor);
@@ -300,6 +374,12 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
                 Session session = session(context);
                 PreparedQuery prepared = prepared(session, command.getPreparedStatementHandle());
                 List<List<Object>> rows = readParameters(stream);
+                if (prepared.runsThroughViews()) {
+                    Session.Outcome outcome = prepared.takeFirstOutcome().orElseGet(() -> session.execute(prepared.sql(), options(context)));
+                    outcome.rows().ifPresent(ResultStream::close);
+                    acknowledge(ack, outcome.updateCount().orElse(0));
+                    return;
+                }
                 if (rows.isEmpty()) {
                     rows = prepared.parameters().isEmpty() ? List.of(List.of()) : prepared.parameters();
                 }
@@ -431,6 +511,44 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
         listener.onCompleted();
     }
 
+    // ---- cancellation ----
+
+    /**
+     * Cancels the statement behind an info this server answered: a result not yet fetched is dropped, a prepared
+     * query not yet fetched will not run, one executing is interrupted in DuckDB, one being sent stops at its next
+     * batch. An info whose result was sent already, or from another session, answers NOT_CANCELLABLE.
+     */
+    @Override
+    public void cancelFlightInfo(CancelFlightInfoRequest request, CallContext context, StreamListener<CancelStatus> listener) {
+        try {
+            Session session = session(context);
+            CancelStatus status = CancelStatus.NOT_CANCELLABLE;
+            for (String handle : handles(request.getInfo())) {
+                java.util.Optional<DeferredQuery> deferred = session.find(handle, DeferredQuery.class);
+                if (deferred.isPresent()) {
+                    // A DoGet still to come finds it cancelled and drops it; a running one drops it when it ends.
+                    status = deferred.get().cancel(session);
+                    continue;
+                }
+                java.util.Optional<ResultStream> waiting = session.take(handle, ResultStream.class);
+                if (waiting.isPresent()) {
+                    waiting.get().close();
+                    status = CancelStatus.CANCELLED;
+                }
+            }
+            LOG.debug("cancel asked user={} status={}", session.username(), status);
+            listener.onNext(status);
+            listener.onCompleted();
+        } catch (Throwable e) {
+            listener.onError(FlightErrors.toFlight(e));
+        }
+    }
+
+    @Override
+    public void close() {
+        streams.shutdownNow();
+    }
+
     // ---- helpers ----
 
     private Session session(CallContext context) {
@@ -468,9 +586,33 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
         ResultStream result = outcome.rows().get();
         String handle = UUID.randomUUID().toString();
         session.keep(handle, result);
+        return new FlightInfo(announced(result), descriptor, List.of(endpoint(handle)), -1, -1);
+    }
+
+    /** A result's schema as its stream sends it (ENUMs decoded to their labels). */
+    private static Schema announced(ResultStream result) {
+        return DictionaryDecoding.needed(result.schema()) ? DictionaryDecoding.decoded(result.schema(), result.reader()) : result.schema();
+    }
+
+    private static FlightEndpoint endpoint(String handle) {
         TicketStatementQuery ticket = TicketStatementQuery.newBuilder().setStatementHandle(ByteString.copyFromUtf8(handle)).build();
-        Schema schema = DictionaryDecoding.needed(result.schema()) ? DictionaryDecoding.decoded(result.schema(), result.reader()) : result.schema();
-        return new FlightInfo(schema, descriptor, List.of(new FlightEndpoint(new Ticket(Any.pack(ticket).toByteArray()))), -1, -1);
+        return new FlightEndpoint(new Ticket(Any.pack(ticket).toByteArray()));
+    }
+
+    /** The statement handles an info's tickets name (tickets of other kinds are skipped). */
+    private static List<String> handles(FlightInfo info) {
+        List<String> handles = new ArrayList<>();
+        for (FlightEndpoint endpoint : info.getEndpoints()) {
+            try {
+                Any any = Any.parseFrom(endpoint.getTicket().getBytes());
+                if (any.is(TicketStatementQuery.class)) {
+                    handles.add(any.unpack(TicketStatementQuery.class).getStatementHandle().toStringUtf8());
+                }
+            } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+                // Not a ticket this server issued: nothing of ours to cancel.
+            }
+        }
+        return handles;
     }
 
     private static FlightInfo metadataInfo(Message command, Schema schema, FlightDescriptor descriptor) {

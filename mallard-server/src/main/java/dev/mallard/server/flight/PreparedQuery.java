@@ -4,22 +4,48 @@ import static java.util.Objects.requireNonNull;
 
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import dev.mallard.server.session.ResultStream;
+import dev.mallard.server.session.Session;
 import java.util.List;
+import java.util.Optional;
 import org.apache.arrow.vector.types.pojo.Schema;
 
-/** A prepared statement of a session, with the schemas it announced and the parameters last bound to it. */
+/**
+ * A prepared statement of a session, with the schemas it announced and the parameters last bound to it. A text for
+ * the views' front door (a view statement or a {@code dbsp_*} call, which DuckDB cannot prepare) has no DuckDB
+ * statement: it ran when prepared, so that its schema is known, and its first execution answers that outcome.
+ */
 final class PreparedQuery implements AutoCloseable {
     private final String sql;
     private final PreparedStatement statement;
+    private Session.Outcome firstOutcome;
     private final Schema datasetSchema;
     private final Schema parameterSchema;
     private volatile List<List<Object>> parameters = List.of();
 
     PreparedQuery(String sql, PreparedStatement statement, Schema datasetSchema, Schema parameterSchema) {
         this.sql = requireNonNull(sql, "sql is null");
-        this.statement = requireNonNull(statement, "statement is null");
+        this.statement = statement;
         this.datasetSchema = requireNonNull(datasetSchema, "datasetSchema is null");
         this.parameterSchema = requireNonNull(parameterSchema, "parameterSchema is null");
+    }
+
+    /** A front-door text that ran at prepare; {@code first} is its outcome, answered by its first execution. */
+    static PreparedQuery throughViews(String sql, Session.Outcome first, Schema datasetSchema) {
+        PreparedQuery prepared = new PreparedQuery(sql, null, datasetSchema, new Schema(List.of()));
+        prepared.firstOutcome = requireNonNull(first, "first is null");
+        return prepared;
+    }
+
+    boolean runsThroughViews() {
+        return statement == null;
+    }
+
+    /** The outcome of the run at prepare, once; later executions run the text again. */
+    synchronized Optional<Session.Outcome> takeFirstOutcome() {
+        Optional<Session.Outcome> first = Optional.ofNullable(firstOutcome);
+        firstOutcome = null;
+        return first;
     }
 
     String sql() {
@@ -57,6 +83,9 @@ final class PreparedQuery implements AutoCloseable {
 
     @Override
     public void close() throws SQLException {
-        statement.close();
+        takeFirstOutcome().flatMap(Session.Outcome::rows).ifPresent(ResultStream::close);
+        if (statement != null) {
+            statement.close();
+        }
     }
 }

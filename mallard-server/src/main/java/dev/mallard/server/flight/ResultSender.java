@@ -4,6 +4,8 @@ import dev.mallard.server.session.ResultStream;
 import java.io.IOException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.apache.arrow.flight.CallStatus;
 import org.apache.arrow.flight.FlightProducer.ServerStreamListener;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -16,21 +18,32 @@ final class ResultSender {
     private ResultSender() {}
 
     static long send(ResultStream result, ServerStreamListener listener) throws IOException {
+        return send(result, listener, () -> {}, () -> false);
+    }
+
+    /**
+     * As {@link #send(ResultStream, ServerStreamListener)}, also running {@code onClientCancel} when the client
+     * cancels the call, and ending the stream with CANCELLED before the next batch once {@code cancelled} says so.
+     */
+    static long send(ResultStream result, ServerStreamListener listener, Runnable onClientCancel, BooleanSupplier cancelled) throws IOException {
         Semaphore ready = new Semaphore(0);
         listener.setOnReadyHandler(ready::release);
-        listener.setOnCancelHandler(ready::release);
+        listener.setOnCancelHandler(() -> {
+            ready.release();
+            onClientCancel.run();
+        });
         VectorSchemaRoot root = result.root();
         // The batch's buffers go to gRPC without a copy; the next loadNextBatch imports new buffers rather than
         // overwriting these, and the message keeps its references until it is written.
         listener.setUseZeroCopy(true);
         if (!DictionaryDecoding.needed(root.getSchema())) {
             listener.start(root);
-            return stream(result, listener, ready, () -> root.getRowCount());
+            return stream(result, listener, ready, cancelled, () -> root.getRowCount());
         }
         BufferAllocator allocator = root.getFieldVectors().get(0).getAllocator();
         try (VectorSchemaRoot decoded = DictionaryDecoding.target(root, result.reader(), allocator)) {
             listener.start(decoded);
-            return stream(result, listener, ready, () -> {
+            return stream(result, listener, ready, cancelled, () -> {
                 DictionaryDecoding.fill(root, result.reader(), decoded);
                 return decoded.getRowCount();
             });
@@ -38,10 +51,15 @@ final class ResultSender {
     }
 
     /** Loads each batch when the client is ready, prepares it ({@code batch} answers its row count) and sends it. */
-    private static long stream(ResultStream result, ServerStreamListener listener, Semaphore ready, java.util.function.IntSupplier batch)
-            throws IOException {
+    private static long stream(ResultStream result, ServerStreamListener listener, Semaphore ready, BooleanSupplier cancelled,
+            java.util.function.IntSupplier batch) throws IOException {
         long rows = 0;
         while (!listener.isCancelled()) {
+            if (cancelled.getAsBoolean()) {
+                listener.error(CallStatus.CANCELLED.withDescription("the query was cancelled on request (CancelFlightInfo) while its "
+                        + "result was being sent").toRuntimeException());
+                return rows;
+            }
             if (!awaitReady(listener, ready)) {
                 break;
             }

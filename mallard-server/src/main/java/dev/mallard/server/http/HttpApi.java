@@ -130,11 +130,16 @@ public final class HttpApi implements AutoCloseable {
         }
     }
 
-    /** Interrupts the statement the caller's session (its bearer token's) is running. */
+    /**
+     * Interrupts the statement the caller's session (its bearer token's) is running; with an {@code id} (or
+     * {@code x-dd-query-id}), only when that is the id the running statement was given.
+     */
     private void cancel(ServerRequest request, ServerResponse response) {
         try {
             AccessToken token = bearer(request);
-            boolean cancelled = sessions.find(token.sessionId()).map(Session::cancelRunning).orElse(false);
+            Optional<String> id = request.query().first("id").asOptional().or(() -> option(request, QueryOptions.QUERY_ID))
+                    .map(String::trim).filter(value -> !value.isEmpty());
+            boolean cancelled = sessions.find(token.sessionId()).map(session -> session.cancelRunning(id)).orElse(false);
             response.header(HeaderNames.CONTENT_TYPE, JSON_TYPE).send("{\"cancelled\":" + cancelled + "}");
         } catch (RuntimeException e) {
             fail(response, e);
@@ -164,7 +169,7 @@ public final class HttpApi implements AutoCloseable {
             policy.check(session, sql);
             CompressionUtil.CodecType arrowCompression = arrowCompression(option(request, ARROW_COMPRESSION));
             QueryOptions options = QueryOptions.resolve(option(request, QueryOptions.FETCH_SIZE), option(request, QueryOptions.QUERY_TIMEOUT),
-                    defaultFetchSize, maxTimeoutSeconds);
+                    defaultFetchSize, maxTimeoutSeconds).withQueryId(option(request, QueryOptions.QUERY_ID));
             Session.Outcome outcome = session.execute(sql, options);
             if (outcome.rows().isEmpty()) {
                 response.header(HeaderNames.CONTENT_TYPE, JSON_TYPE).send("{\"updateCount\":" + outcome.updateCount().orElse(0) + "}");

@@ -1,5 +1,7 @@
 package dev.mallard.server.session;
 
+import static java.util.Objects.requireNonNull;
+
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
 import java.time.Duration;
@@ -9,18 +11,32 @@ import java.util.Optional;
  * How one statement runs: rows per Arrow batch, and how long it may run before DuckDB is interrupted.
  *
  * @param timeout empty for no limit
+ * @param queryId the client's name for the statement, by which {@code /v1/cancel} may cancel it; empty for none
  */
-public record QueryOptions(int fetchSize, Optional<Duration> timeout) {
+public record QueryOptions(int fetchSize, Optional<Duration> timeout, Optional<String> queryId) {
     /** Header (or query parameter) that sets rows per batch. */
     public static final String FETCH_SIZE = "x-dd-fetch-size";
     /** Header (or query parameter) that sets a statement's timeout in seconds. */
     public static final String QUERY_TIMEOUT = "x-dd-query-timeout";
+    /** Header (or query parameter) that names a statement, so that a cancel can say which one it means. */
+    public static final String QUERY_ID = "x-dd-query-id";
     static final int MAX_FETCH_SIZE = 1_000_000;
+
+    public QueryOptions(int fetchSize, Optional<Duration> timeout) {
+        this(fetchSize, timeout, Optional.empty());
+    }
 
     public QueryOptions {
         if (fetchSize <= 0) {
             throw new IllegalArgumentException("fetchSize must be positive");
         }
+        requireNonNull(timeout, "timeout is null");
+        requireNonNull(queryId, "queryId is null");
+    }
+
+    /** These options for a statement the client named {@code id} (blank means unnamed). */
+    public QueryOptions withQueryId(Optional<String> id) {
+        return new QueryOptions(fetchSize, timeout, id.map(String::trim).filter(value -> !value.isEmpty()));
     }
 
     /**

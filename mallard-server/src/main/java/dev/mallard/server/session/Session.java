@@ -5,6 +5,8 @@ import static java.util.Objects.requireNonNull;
 import dev.mallard.core.arrow.ArrowExport;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import dev.mallard.server.views.ServedViews;
+import dev.mallard.views.ViewSql;
 import java.io.IOException;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -37,15 +39,19 @@ public final class Session implements AutoCloseable {
     private final BufferAllocator allocator;
     private final ScheduledExecutorService timer;
     private final Clock clock;
+    private final ServedViews views;
+    private ServedViews.FrontDoor frontDoor;
     private final ReentrantLock lock = new ReentrantLock();
     private final Map<String, Object> handles = new ConcurrentHashMap<>();
+    private final Map<String, Object> derived = new ConcurrentHashMap<>();
     private volatile Instant lastUsed;
     private volatile Statement running;
+    private volatile Optional<String> runningId = Optional.empty();
     private volatile boolean cancelRequested;
     private volatile boolean closed;
 
     Session(String id, String username, Instant tokenExpiresAt, DuckDBConnection connection, BufferAllocator allocator,
-            ScheduledExecutorService timer, Clock clock) {
+            ScheduledExecutorService timer, Clock clock, ServedViews views) {
         this.id = requireNonNull(id, "id is null");
         this.username = requireNonNull(username, "username is null");
         this.tokenExpiresAt = requireNonNull(tokenExpiresAt, "tokenExpiresAt is null");
@@ -53,6 +59,7 @@ public final class Session implements AutoCloseable {
         this.allocator = requireNonNull(allocator, "allocator is null");
         this.timer = requireNonNull(timer, "timer is null");
         this.clock = requireNonNull(clock, "clock is null");
+        this.views = requireNonNull(views, "views is null");
         this.lastUsed = clock.instant();
     }
 
@@ -92,6 +99,9 @@ public final class Session implements AutoCloseable {
      * the number of rows it changed.
      */
     public Outcome execute(String sql, QueryOptions options) {
+        if (ServedViews.mentions(sql)) {
+            return executeThroughViews(sql, options);
+        }
         return sql(connection -> {
             Statement statement = connection.createStatement();
             try {
@@ -100,11 +110,38 @@ public final class Session implements AutoCloseable {
                 }
                 long count = Math.max(0, statement.getLargeUpdateCount());
                 statement.close();
+                derived.clear();
+                views.afterWrite();
                 return new Outcome(Optional.empty(), OptionalLong.of(count));
             } catch (SQLException | RuntimeException e) {
                 statement.close();
                 throw e;
             }
+        });
+    }
+
+    /** Brings the materialized views up to date after a write this session made other than by a statement (ingestion). */
+    public void syncViews() {
+        views.afterWrite();
+    }
+
+    /**
+     * A text naming a view statement or a {@code dbsp_*} function runs through the views module's front door on this
+     * session's connection (it syncs after writes itself). Neither the query timeout nor a cancel interrupts it.
+     */
+    private Outcome executeThroughViews(String sql, QueryOptions options) {
+        return sql(connection -> {
+            if (frontDoor == null) {
+                frontDoor = views.frontDoor(connection);
+            }
+            ViewSql.Result result = frontDoor.execute(sql);
+            Optional<java.sql.ResultSet> rows = result.rows();
+            if (rows.isPresent()) {
+                return new Outcome(Optional.of(stream(rows.get().getStatement(), rows.get(), true, options)), OptionalLong.empty());
+            }
+            result.close();
+            derived.clear();
+            return new Outcome(Optional.empty(), OptionalLong.of(Math.max(0, result.updateCount())));
         });
     }
 
@@ -114,7 +151,10 @@ public final class Session implements AutoCloseable {
             if (timed(statement, options, statement::execute)) {
                 return new Outcome(Optional.of(stream(statement, statement.getResultSet(), false, options)), OptionalLong.empty());
             }
-            return new Outcome(Optional.empty(), OptionalLong.of(Math.max(0, statement.getLargeUpdateCount())));
+            long count = Math.max(0, statement.getLargeUpdateCount());
+            derived.clear();
+            views.afterWrite();
+            return new Outcome(Optional.empty(), OptionalLong.of(count));
         });
     }
 
@@ -131,6 +171,7 @@ public final class Session implements AutoCloseable {
             interrupt(statement);
         }, limit.toMillis(), TimeUnit.MILLISECONDS));
         cancelRequested = false;
+        runningId = options.queryId();
         running = statement;
         try {
             return execution.run();
@@ -157,13 +198,27 @@ public final class Session implements AutoCloseable {
      * @return whether a statement was running
      */
     public boolean cancelRunning() {
+        return cancelRunning(Optional.empty());
+    }
+
+    /**
+     * As {@link #cancelRunning()}, but with an id only the statement that was given that id ({@code x-dd-query-id}).
+     *
+     * @return whether the statement asked for was running
+     */
+    public boolean cancelRunning(Optional<String> queryId) {
         Statement statement = running;
-        if (statement == null) {
+        if (statement == null || queryId.isPresent() && !queryId.equals(runningId)) {
             return false;
         }
         cancelRequested = true;
         interrupt(statement);
         return true;
+    }
+
+    /** Whether a statement of this session is executing in DuckDB now (not: a result being streamed). */
+    public boolean isRunning() {
+        return running != null;
     }
 
     private static void interrupt(Statement statement) {
@@ -180,6 +235,21 @@ public final class Session implements AutoCloseable {
 
     /** The outcome of a statement: rows, or a count of changed rows. */
     public record Outcome(Optional<ResultStream> rows, OptionalLong updateCount) {}
+
+    /**
+     * A value derived from this session's settings, computed once: the Arrow schema DuckDB gives a list of column
+     * types, asked of DuckDB with a query of its own, is the same for every prepare until a statement that returns no
+     * rows (a SET, say) runs, which forgets every derived value.
+     */
+    public <T> T derived(String key, Class<T> type, java.util.function.Supplier<T> compute) {
+        Object known = derived.get(key);
+        if (type.isInstance(known)) {
+            return type.cast(known);
+        }
+        T value = compute.get();
+        derived.put(key, value);
+        return value;
+    }
 
     /** Keeps an object (a prepared statement, a result not yet fetched) under a handle until taken or closed. */
     public void keep(String handle, AutoCloseable value) {
@@ -246,6 +316,13 @@ public final class Session implements AutoCloseable {
                 }
             }
             handles.clear();
+            if (frontDoor != null) {
+                try {
+                    frontDoor.close();
+                } catch (RuntimeException e) {
+                    // Closing the connection below ends what the views held on it.
+                }
+            }
             connection.close();
         } catch (SQLException e) {
             throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "closing a DuckDB session failed: " + e.getMessage(), e);

@@ -7,6 +7,7 @@ import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
 import dev.mallard.server.auth.AccessToken;
 import dev.mallard.server.config.ServerConfig;
+import dev.mallard.server.views.ServedViews;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Clock;
@@ -32,6 +33,7 @@ public final class SessionRegistry implements AutoCloseable {
     static final String STANDARD_ARROW_TYPES = "SET arrow_lossless_conversion = false";
 
     private final Engine engine;
+    private final ServedViews views;
     private final ScheduledExecutorService timer;
     private final Duration idleTimeout;
     private final ServerConfig.SessionLimits limits;
@@ -41,7 +43,13 @@ public final class SessionRegistry implements AutoCloseable {
     private final Thread reaper;
 
     public SessionRegistry(Engine engine, ServerConfig.SessionLimits limits, Clock clock) {
+        this(engine, ServedViews.open(engine::newSession), limits, clock);
+    }
+
+    /** @param views the database's materialized views; the registry closes them after the sessions */
+    public SessionRegistry(Engine engine, ServedViews views, ServerConfig.SessionLimits limits, Clock clock) {
         this.engine = requireNonNull(engine, "engine is null");
+        this.views = requireNonNull(views, "views is null");
         this.timer = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("query-timeouts").daemon().factory());
         this.limits = requireNonNull(limits, "limits is null");
         this.idleTimeout = Duration.ofMinutes(limits.idleMinutes());
@@ -83,7 +91,7 @@ public final class SessionRegistry implements AutoCloseable {
             closeQuietly(connection);
             throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot prepare a DuckDB session: " + e.getMessage(), e);
         }
-        Session session = new Session(token.sessionId(), token.username(), token.expiresAt(), connection, engine.allocator(), timer, clock);
+        Session session = new Session(token.sessionId(), token.username(), token.expiresAt(), connection, engine.allocator(), timer, clock, views);
         sessions.put(token.sessionId(), session);
         LOG.debug("session opened user={} open_sessions={}", token.username(), sessions.size());
         return session;
@@ -123,6 +131,11 @@ public final class SessionRegistry implements AutoCloseable {
         }
     }
 
+    /** How many sessions have a statement executing in DuckDB now. */
+    public long runningStatements() {
+        return sessions.values().stream().filter(Session::isRunning).count();
+    }
+
     public int size() {
         return sessions.size();
     }
@@ -159,5 +172,6 @@ public final class SessionRegistry implements AutoCloseable {
         for (String id : List.copyOf(sessions.keySet())) {
             close(id);
         }
+        views.close();
     }
 }

@@ -9,6 +9,7 @@ import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
 import dev.mallard.server.config.AccessMode;
 import dev.mallard.server.session.Session;
+import dev.mallard.server.views.ServedViews;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 
@@ -41,6 +42,12 @@ public final class AccessPolicy {
         requireNonNull(sql, "sql is null");
         if (mode == AccessMode.COMPLETE) {
             return;
+        }
+        if (ServedViews.changesViews(sql)) {
+            // The view statements are not DuckDB's, and dbsp_create_view/dbsp_drop_view are functions a SELECT may call.
+            throw new MallardException(ErrorCode.USER_ACCESS_DENIED, "this server is READ_ONLY: it does not create, drop, refresh or"
+                    + " reconfigure materialized views (reading them, dbsp_query, dbsp_changes, dbsp_stats and dbsp_check work);"
+                    + " connect to a COMPLETE server to change them");
         }
         JsonNode tree = parse(session, sql);
         if (tree.path("error").asBoolean(false)) {

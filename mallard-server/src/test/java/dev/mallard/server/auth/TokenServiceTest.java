@@ -42,6 +42,34 @@ class TokenServiceTest {
     }
 
     @Test
+    void aTokenVerifiedBeforeIsRefusedOnceItExpires() {
+        Instant[] now = {NOW};
+        Clock clock = new Clock() {
+            @Override
+            public java.time.ZoneId getZone() {
+                return ZoneOffset.UTC;
+            }
+
+            @Override
+            public Clock withZone(java.time.ZoneId zone) {
+                return this;
+            }
+
+            @Override
+            public Instant instant() {
+                return now[0];
+            }
+        };
+        TokenService tokens = new TokenService(SECRET, Duration.ofMinutes(60), clock);
+        String token = tokens.issue("ada", Map.of());
+        assertThat(tokens.verify(token).username()).isEqualTo("ada");
+        assertThat(tokens.verify(token).username()).isEqualTo("ada");
+        now[0] = NOW.plus(Duration.ofMinutes(61));
+        assertThatThrownBy(() -> tokens.verify(token)).isInstanceOf(MallardException.class).hasMessageContaining("expired");
+        assertThatThrownBy(() -> tokens.verify(token)).isInstanceOf(MallardException.class).hasMessageContaining("expired");
+    }
+
+    @Test
     void aTokenSignedWithAnotherKeyIsRefused() {
         TokenService other = new TokenService("another-secret-another-secret-xx".getBytes(StandardCharsets.UTF_8),
                 Duration.ofMinutes(60), Clock.fixed(NOW, ZoneOffset.UTC));

@@ -68,7 +68,12 @@ class AccessPolicyTest {
         "CALL pragma_version()",
         "SELECT 1; DELETE FROM t",
         "/* SELECT */ DROP TABLE t",
-        "BEGIN TRANSACTION"
+        "BEGIN TRANSACTION",
+        "CREATE MATERIALIZED VIEW mv AS SELECT * FROM t",
+        "DROP MATERIALIZED VIEW mv",
+        "SELECT dbsp_create_view('mv', 'SELECT * FROM t')",
+        "SELECT \"DBSP_DROP_VIEW\"('mv')",
+        "SELECT dbsp_auto_sync(false)"
     })
     void readOnlyRefusesEverythingElse(String sql) {
         assertThatThrownBy(() -> READ_ONLY.check(session, sql))

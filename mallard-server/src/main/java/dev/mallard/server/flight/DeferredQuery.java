@@ -1,0 +1,81 @@
+package dev.mallard.server.flight;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.mallard.server.session.QueryOptions;
+import dev.mallard.server.session.Session;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.arrow.flight.CancelStatus;
+
+/**
+ * A prepared query whose FlightInfo was answered from the prepared statement's schema and which runs when its
+ * ticket is fetched (DoGet). Running it in DoGet rather than in GetFlightInfo is what makes a long query
+ * cancellable: the JDBC driver holds its statement's monitor through GetFlightInfo, so {@code Statement.cancel()}
+ * can only act once DoGet has begun, by cancelling that call; and {@code CancelFlightInfo} needs the info first.
+ */
+final class DeferredQuery implements AutoCloseable {
+    private enum State { WAITING, RUNNING, DONE }
+
+    private final PreparedQuery prepared;
+    private final List<Object> parameters;
+    private final QueryOptions options;
+    private final AtomicReference<State> state = new AtomicReference<>(State.WAITING);
+    private volatile boolean cancelled;
+
+    DeferredQuery(PreparedQuery prepared, List<Object> parameters, QueryOptions options) {
+        this.prepared = requireNonNull(prepared, "prepared is null");
+        // A parameter may be NULL, which List.copyOf refuses.
+        this.parameters = java.util.Collections.unmodifiableList(new java.util.ArrayList<>(requireNonNull(parameters, "parameters is null")));
+        this.options = requireNonNull(options, "options is null");
+    }
+
+    PreparedQuery prepared() {
+        return prepared;
+    }
+
+    /** The parameter row bound when the FlightInfo was asked for. */
+    List<Object> parameters() {
+        return parameters;
+    }
+
+    QueryOptions options() {
+        return options;
+    }
+
+    /** Claims the query for one DoGet; false when it was fetched already or cancelled. */
+    boolean start() {
+        return !cancelled && state.compareAndSet(State.WAITING, State.RUNNING);
+    }
+
+    void finish() {
+        state.set(State.DONE);
+    }
+
+    boolean cancelled() {
+        return cancelled;
+    }
+
+    /**
+     * Cancels the query: one not yet fetched will not run, one executing in DuckDB is interrupted, and one whose
+     * result is being sent stops before its next batch ({@code CANCELLING}: the DoGet ends with CANCELLED).
+     */
+    CancelStatus cancel(Session session) {
+        if (state.get() == State.DONE) {
+            return CancelStatus.NOT_CANCELLABLE;
+        }
+        cancelled = true;
+        if (state.compareAndSet(State.WAITING, State.DONE)) {
+            return CancelStatus.CANCELLED;
+        }
+        if (state.get() == State.RUNNING) {
+            return session.cancelRunning() ? CancelStatus.CANCELLED : CancelStatus.CANCELLING;
+        }
+        return CancelStatus.NOT_CANCELLABLE;
+    }
+
+    @Override
+    public void close() {
+        // The prepared statement belongs to its own handle; nothing else is held.
+    }
+}
