@@ -83,7 +83,8 @@ public record WebhookSettings(String host, int port, Optional<HmacSignature> sig
         }
         if (host.isBlank() || port < 0 || port > 65_535) {
             throw new MallardException(ErrorCode.USER_CONFIG_INVALID, WHERE + ".addr is '" + addr
-                    + "', not host:port; write e.g. 0.0.0.0:8001 or \"0.0.0.0:{{ MALLARD_WEBHOOK_PORT }}\" (an empty port means the variable is not set)");
+                    + "', not host:port; write e.g. 0.0.0.0:8001, or \"0.0.0.0:{{ PORT }}\" with PORT set in the environment"
+                    + " (an empty port means the template's variable is not set; give it a default: {{ PORT|default('8001') }})");
         }
         Optional<HmacSignature> signature = Optional.empty();
         String type = block.path("signature_type").asText("");
