@@ -96,6 +96,26 @@ class PostgresSinkIT {
                         "{1,NULL,3}", "{\"a,b\",\"say \\\"hi\\\"\",NULL,\"back\\\\slash\",\"\"}", "{{1,2},{3,4}}", "\\x6162", "null"));
     }
 
+    /** Values longer than the writer's buffers, escapes on either side of a chunk's end, arrive byte for byte. */
+    @Test
+    void longValuesWithEscapesArriveIntact() throws Exception {
+        String table = PostgresTestDatabase.uniqueTable("long");
+        postgres.execute("CREATE TABLE " + table + " (n int, t text)");
+        String value = "repeat(E'ab\\tc\\r\\n\\\\d', 40000 + n) || n::VARCHAR";
+        ResultTable batch = result("SELECT n, " + value + " AS t FROM range(3) r(n)");
+        List<String> expected = new java.util.ArrayList<>();
+        try (Statement statement = duckDb.createStatement(); var md5 = statement.executeQuery("SELECT n, md5(t) FROM " + batch.name() + " ORDER BY n")) {
+            while (md5.next()) {
+                expected.add(md5.getInt(1) + "|" + md5.getString(2));
+            }
+        }
+        try (PostgresSink sink = sink(block(table, "append", null))) {
+            deliver(sink, batch);
+        }
+        assertThat(postgres.rows("SELECT n, md5(t) FROM " + table + " ORDER BY n")).hasSize(3).containsExactlyElementsOf(expected);
+        assertThat(postgres.rows("SELECT length(t) FROM " + table + " ORDER BY n")).containsExactly("320001", "320009", "320017");
+    }
+
     @Test
     void appendAddsEveryRowOfEveryBatch() throws Exception {
         String table = PostgresTestDatabase.uniqueTable("append");
