@@ -8,11 +8,14 @@ import java.util.TreeMap;
 
 /**
  * What a configuration template can read: every {@code MALLARD_*} and {@code SQLFLOW_*} environment
- * variable under its own name, plus {@code STATIC_ROOT} and {@code SQL_RESULTS_CACHE_DIR}.
+ * variable under its own name, {@code PORT} when it is set (the port a PaaS such as Heroku or Cloud Run
+ * gives a process), plus {@code STATIC_ROOT} and {@code SQL_RESULTS_CACHE_DIR}.
  */
 public record ConfigEnvironment(Map<String, String> variables) {
     public static final String DEFAULT_STATIC_ROOT = "/tmp/mallard/static";
     public static final String DEFAULT_RESULTS_CACHE_DIR = "/tmp/mallard/resultscache";
+    /** The PaaS convention's port variable, read as is. */
+    public static final String PORT = "PORT";
 
     public ConfigEnvironment {
         variables = Map.copyOf(requireNonNull(variables, "variables is null"));
@@ -26,7 +29,7 @@ public record ConfigEnvironment(Map<String, String> variables) {
     public static ConfigEnvironment from(Map<String, String> env) {
         Map<String, String> vars = new TreeMap<>();
         env.forEach((name, value) -> {
-            if (isSupplied(name)) {
+            if (isSupplied(name) || name.equals(PORT)) {
                 vars.put(name, value);
             }
         });

@@ -26,6 +26,22 @@ class TemplateRendererTest {
     }
 
     @Test
+    void portIsInTheContextWhenSetAsAPaasSetsIt() {
+        TemplateRenderer.Rendered rendered = render(Map.of("PORT", "9123", "HOST", "h"), "addr: \"0.0.0.0:{{ PORT }}\"");
+        assertThat(rendered.text()).isEqualTo("addr: \"0.0.0.0:9123\"");
+        assertThat(rendered.errors()).isEmpty();
+        assertThat(rendered.warnings()).isEmpty();
+    }
+
+    @Test
+    void anUnsetPortRendersEmptyWithAWarningOrTakesItsDefault() {
+        TemplateRenderer.Rendered unset = render(Map.of(), "addr: \"0.0.0.0:{{ PORT }}\"");
+        assertThat(unset.text()).isEqualTo("addr: \"0.0.0.0:\"");
+        assertThat(unset.warnings()).singleElement().satisfies(warning -> assertThat(warning.message()).contains("PORT"));
+        assertThat(render(Map.of(), "addr: \"0.0.0.0:{{ PORT|default('8001') }}\"").text()).isEqualTo("addr: \"0.0.0.0:8001\"");
+    }
+
+    @Test
     void staticRootAndResultsCacheDirHaveDefaultsAndFollowTheEnvironment() {
         assertThat(render(Map.of(), "{{ STATIC_ROOT }} {{ SQL_RESULTS_CACHE_DIR }}").text())
                 .isEqualTo("/tmp/mallard/static /tmp/mallard/resultscache");

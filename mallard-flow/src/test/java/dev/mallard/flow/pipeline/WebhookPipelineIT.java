@@ -83,7 +83,7 @@ class WebhookPipelineIT {
     void theGithubExampleAnswersEachSignedDeliveryOnceItsRowReachedTheSink() throws Exception {
         port = freePort();
         PipelineConfig config = new PipelineConfigReader(ConfigEnvironment.from(Map.of(
-                "MALLARD_WEBHOOK_PORT", Integer.toString(port), "MALLARD_WEBHOOK_SECRET", SECRET))).read(EXAMPLE).orThrow();
+                "PORT", Integer.toString(port), "MALLARD_WEBHOOK_SECRET", SECRET))).read(EXAMPLE).orThrow();
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         Future<PipelineRunner.Outcome> run = start(config, 3, out);
 

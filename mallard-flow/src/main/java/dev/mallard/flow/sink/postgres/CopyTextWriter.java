@@ -4,6 +4,8 @@ import static java.util.Objects.requireNonNull;
 
 import java.sql.SQLException;
 import java.util.List;
+import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.vector.BaseVariableWidthVector;
 import org.apache.arrow.vector.VariableWidthFieldVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.postgresql.copy.CopyIn;
@@ -18,6 +20,8 @@ final class CopyTextWriter {
 
     private final CopyIn copy;
     private final byte[] buffer = new byte[CHUNK];
+    /** One value's bytes, copied out of its Arrow buffer. */
+    private byte[] scratch = new byte[256];
     private int used;
     private long rows;
 
@@ -42,8 +46,15 @@ final class CopyTextWriter {
                 if (column.isNull(row)) {
                     put((byte) '\\');
                     put((byte) 'N');
+                } else if (column instanceof BaseVariableWidthVector plain) {
+                    // Straight from the Arrow buffer: no array per value.
+                    ArrowBuf offsets = plain.getOffsetBuffer();
+                    int start = offsets.getInt((long) row * BaseVariableWidthVector.OFFSET_WIDTH);
+                    int end = offsets.getInt((long) (row + 1) * BaseVariableWidthVector.OFFSET_WIDTH);
+                    putEscaped(plain.getDataBuffer(), start, end - start);
                 } else {
-                    putEscaped(column.get(row));
+                    byte[] value = column.get(row);
+                    putEscaped(value, value.length);
                 }
             }
             put((byte) '\n');
@@ -51,27 +62,45 @@ final class CopyTextWriter {
         rows += rowCount;
     }
 
-    private void putEscaped(byte[] value) throws SQLException {
-        for (byte b : value) {
-            switch (b) {
-                case '\\' -> {
-                    put((byte) '\\');
-                    put((byte) '\\');
-                }
-                case '\t' -> {
-                    put((byte) '\\');
-                    put((byte) 't');
-                }
-                case '\n' -> {
-                    put((byte) '\\');
-                    put((byte) 'n');
-                }
-                case '\r' -> {
-                    put((byte) '\\');
-                    put((byte) 'r');
-                }
-                default -> put(b);
+    private void putEscaped(ArrowBuf data, long start, int length) throws SQLException {
+        if (scratch.length < length) {
+            scratch = new byte[Math.max(length, 2 * scratch.length)];
+        }
+        data.getBytes(start, scratch, 0, length);
+        putEscaped(scratch, length);
+    }
+
+    /** The value's bytes, runs without a special byte copied whole. */
+    private void putEscaped(byte[] value, int length) throws SQLException {
+        int from = 0;
+        for (int i = 0; i < length; i++) {
+            byte escaped = switch (value[i]) {
+                case '\\' -> '\\';
+                case '\t' -> 't';
+                case '\n' -> 'n';
+                case '\r' -> 'r';
+                default -> 0;
+            };
+            if (escaped != 0) {
+                putAll(value, from, i - from);
+                put((byte) '\\');
+                put(escaped);
+                from = i + 1;
             }
+        }
+        putAll(value, from, length - from);
+    }
+
+    private void putAll(byte[] bytes, int offset, int length) throws SQLException {
+        while (length > 0) {
+            if (used == buffer.length) {
+                drain();
+            }
+            int n = Math.min(length, buffer.length - used);
+            System.arraycopy(bytes, offset, buffer, used, n);
+            used += n;
+            offset += n;
+            length -= n;
         }
     }
 

@@ -31,8 +31,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Writes each batch into a Postgres table. {@link #write} COPYs the batch into a temporary table and moves it into
- * the destination with one INSERT ... SELECT (append) or INSERT ... ON CONFLICT (key) DO UPDATE (upsert);
- * {@link #flush} commits. Everything written between two flushes is one transaction, so a batch is in the table
+ * the destination with one INSERT ... ON CONFLICT (key) DO UPDATE (upsert) or INSERT ... SELECT (append into a
+ * view); append into a table COPYs into the table itself. {@link #flush} commits. The staging table and the
+ * destination's column types are set up once per connection and set of result columns, not per batch, so a
+ * batch costs three round trips: COPY, INSERT, COMMIT (append: COPY, COMMIT). Everything written between two flushes is one transaction, so a batch is in the table
  * whole or not at all, and a batch replayed after a crash leaves an upsert table as if delivered once.
  *
  * <p>The connection opens on first use and again after it broke; a server that cannot be reached is
@@ -91,6 +93,23 @@ public final class PostgresSink implements Sink {
     private final BufferAllocator allocator;
     private Connection connection;
     private boolean inTransaction;
+    /**
+     * What this session knows of the destination and of its staging table; forgotten with the connection, and
+     * after a failed load, whose rollback may have undone the staging table's creation.
+     */
+    private Session session;
+
+    /**
+     * @param direct append mode into a table (not a view): COPY into it without a staging table
+     * @param columns the batch's columns (name to DuckDB type) the copy columns were made for
+     * @param copyColumns the batch's columns with the destination's types
+     * @param stageEmpty the staging table exists and holds no row (just created, or emptied by a commit)
+     */
+    private record Session(boolean direct, Map<String, String> columns, List<CopyColumn> copyColumns, boolean stageEmpty) {
+        boolean fits(Map<String, String> batchColumns) {
+            return columns.equals(batchColumns);
+        }
+    }
 
     public PostgresSink(Settings settings, BufferAllocator allocator) {
         this.settings = requireNonNull(settings, "settings is null");
@@ -111,19 +130,29 @@ public final class PostgresSink implements Sink {
         }
         LoadStatements load = new LoadStatements(settings.table(), List.copyOf(duckDbTypes.keySet()), settings.mode(), settings.key());
         Connection postgres = connection();
-        String step = "creating the staging table";
+        String step = "reading the table's columns";
         try {
             inTransaction = true;
-            try (Statement statement = postgres.createStatement()) {
-                statement.execute("DROP TABLE IF EXISTS pg_temp." + LoadStatements.STAGE);
-                statement.execute(load.createStage());
+            Session current = session(postgres, load, duckDbTypes);
+            if (current.direct()) {
+                step = "copying the batch";
+                long copied = copy(batch, postgres, load.copyIntoTable(), current.copyColumns());
+                LOG.debug("postgres batch copied table={} rows={}", settings.table(), copied);
+                return;
             }
-            List<CopyColumn> columns = copyColumns(postgres, duckDbTypes);
+            if (!current.stageEmpty()) {
+                step = "emptying the staging table";
+                try (Statement statement = postgres.createStatement()) {
+                    statement.execute(load.emptyStage());
+                }
+            }
+            // From here until the commit the staging table holds rows (or, after a failure, pages of them).
+            session = new Session(false, current.columns(), current.copyColumns(), false);
             step = "copying the batch";
-            long copied = copy(batch, postgres, load, columns);
+            long copied = copy(batch, postgres, load.copy(), current.copyColumns());
             step = settings.mode() == Mode.APPEND ? "inserting the batch" : "upserting the batch";
             try (Statement statement = postgres.createStatement()) {
-                int changed = statement.executeUpdate(load.merge(columns.stream()
+                int changed = statement.executeUpdate(load.merge(current.copyColumns().stream()
                         .filter(column -> WITHOUT_EQUALITY.contains(column.postgresType()))
                         .map(CopyColumn::name)
                         .collect(Collectors.toSet())));
@@ -131,6 +160,41 @@ public final class PostgresSink implements Sink {
             }
         } catch (SQLException e) {
             throw failed(e, step);
+        }
+    }
+
+    /**
+     * This session's load path for the batch's columns: found once per connection and per column set, not per
+     * batch. Creates the staging table (in the current transaction) when the path needs one.
+     */
+    private Session session(Connection postgres, LoadStatements load, Map<String, String> duckDbTypes) throws SQLException {
+        if (session != null && session.fits(duckDbTypes)) {
+            return session;
+        }
+        boolean direct = settings.mode() == Mode.APPEND && isTable(postgres);
+        session = null;
+        List<CopyColumn> columns;
+        try (Statement statement = postgres.createStatement()) {
+            if (direct) {
+                columns = copyColumns(statement, load.describeTable(), duckDbTypes);
+            } else {
+                // One may be left from other columns, or from before a failed load this session forgot.
+                statement.execute(load.dropStage());
+                statement.execute(load.createStage());
+                columns = copyColumns(statement, "SELECT * FROM " + LoadStatements.STAGE + " LIMIT 0", duckDbTypes);
+            }
+        }
+        session = new Session(direct, Map.copyOf(duckDbTypes), columns, !direct);
+        return session;
+    }
+
+    /** A table or partitioned table, which COPY fills; a view (say) goes through the staging table and INSERT. */
+    private boolean isTable(Connection postgres) throws SQLException {
+        try (var statement = postgres.prepareStatement("SELECT relkind FROM pg_class WHERE oid = to_regclass(?)")) {
+            statement.setString(1, settings.table().sql());
+            try (ResultSet result = statement.executeQuery()) {
+                return result.next() && (result.getString(1).equals("r") || result.getString(1).equals("p"));
+            }
         }
     }
 
@@ -142,6 +206,9 @@ public final class PostgresSink implements Sink {
         try {
             connection.commit();
             inTransaction = false;
+            if (session != null && !session.direct()) {
+                session = new Session(false, session.columns(), session.copyColumns(), true); // ON COMMIT DELETE ROWS
+            }
         } catch (SQLException e) {
             throw failed(e, "committing the batch");
         }
@@ -160,10 +227,9 @@ public final class PostgresSink implements Sink {
         return types;
     }
 
-    private static List<CopyColumn> copyColumns(Connection postgres, Map<String, String> duckDbTypes) throws SQLException {
+    private static List<CopyColumn> copyColumns(Statement statement, String noRows, Map<String, String> duckDbTypes) throws SQLException {
         Map<String, String> postgresTypes = new HashMap<>();
-        try (Statement statement = postgres.createStatement();
-                ResultSet result = statement.executeQuery("SELECT * FROM " + LoadStatements.STAGE + " LIMIT 0")) {
+        try (ResultSet result = statement.executeQuery(noRows)) {
             ResultSetMetaData meta = result.getMetaData();
             for (int i = 1; i <= meta.getColumnCount(); i++) {
                 postgresTypes.put(meta.getColumnName(i), meta.getColumnTypeName(i));
@@ -174,9 +240,9 @@ public final class PostgresSink implements Sink {
                 .toList();
     }
 
-    private long copy(ResultTable batch, Connection postgres, LoadStatements load, List<CopyColumn> columns) throws SQLException {
+    private long copy(ResultTable batch, Connection postgres, String copySql, List<CopyColumn> columns) throws SQLException {
         String select = "SELECT " + columns.stream().map(CopyColumn::expression).collect(Collectors.joining(", ")) + " FROM " + batch.name();
-        CopyIn copy = postgres.unwrap(PGConnection.class).getCopyAPI().copyIn(load.copy());
+        CopyIn copy = postgres.unwrap(PGConnection.class).getCopyAPI().copyIn(copySql);
         try (Statement statement = batch.connection().createStatement();
                 ResultSet result = statement.executeQuery(select);
                 ArrowReader reader = ArrowExport.export(result, allocator, ARROW_BATCH_ROWS)) {
@@ -225,6 +291,8 @@ public final class PostgresSink implements Sink {
     /** Rolls back (or drops a broken connection) so the next attempt starts clean, and says what went wrong. */
     private MallardException failed(SQLException e, String step) {
         inTransaction = false;
+        // The rollback may undo the staging table's creation, or the table's columns may be what failed.
+        session = null;
         MallardException failure = PostgresFailure.of(e, step, settings.table(), settings.dsn().description());
         boolean broken = failure.errorCode() == ErrorCode.SYSTEM_SINK_UNREACHABLE;
         try {
@@ -244,6 +312,7 @@ public final class PostgresSink implements Sink {
     }
 
     private void closeQuietly() {
+        session = null;
         if (connection != null) {
             try {
                 connection.close();
@@ -266,6 +335,7 @@ public final class PostgresSink implements Sink {
                 LOG.warn("closing the postgres connection failed error={}", e.toString());
             }
             connection = null;
+            session = null;
         }
     }
 

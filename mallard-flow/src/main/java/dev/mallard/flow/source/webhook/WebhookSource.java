@@ -21,6 +21,7 @@ import io.helidon.http.Status;
 import io.helidon.webserver.http.HttpRouting;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
+import io.helidon.webserver.http1.Http1Config;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -55,14 +56,13 @@ public final class WebhookSource implements Source, MeteredSource {
     private static final byte[] RECEIVED = "{\"status\":\"received\"}".getBytes(StandardCharsets.UTF_8);
     private static final byte[] FLUSHED = "{\"status\":\"flushed\"}".getBytes(StandardCharsets.UTF_8);
     private static final byte[] NOT_FLUSHED = "{\"detail\":\"Not flushed\"}".getBytes(StandardCharsets.UTF_8);
-    private static final Duration BODY_TIMEOUT = Duration.ofSeconds(60);
-    private static final Duration IDLE_TIMEOUT = Duration.ofSeconds(60);
 
     private final WebhookSettings settings;
     private final BlockingQueue<Message> queue;
     private final ReentrantLock admitting = new ReentrantLock();
     /** after_flush: the answer of each waiting request, by the offset of its last event. */
     private final ConcurrentSkipListMap<Long, CompletableFuture<Boolean>> awaitingFlush = new ConcurrentSkipListMap<>();
+    private final RequestTimeouts timeouts;
     private final HttpEndpoints http;
     private long nextOffset;
     private volatile boolean open = true;
@@ -88,14 +88,29 @@ public final class WebhookSource implements Source, MeteredSource {
         this.settings = requireNonNull(settings, "settings is null");
         this.queue = new ArrayBlockingQueue<>(Math.max(1, queueCapacity));
         this.nextOffset = firstOffset;
-        this.http = HttpEndpoints.start(settings.host(), settings.port(), listener -> listener
-                .maxPayloadSize(settings.maxBodyBytes())
-                .maxTcpConnections(settings.maxConnections())
-                .idleConnectionTimeout(IDLE_TIMEOUT)
-                .connectionOptions(socket -> socket.readTimeout(BODY_TIMEOUT)), this::routes);
-        LOG.info("webhook source listening addr={}:{} signature={} ack={} max_body_bytes={} max_connections={} first_offset={}",
+        WebhookSettings.Timeouts limits = settings.timeouts();
+        this.timeouts = new RequestTimeouts(limits.header(), limits.body());
+        try {
+            this.http = HttpEndpoints.start(settings.host(), settings.port(), listener -> listener
+                    .maxPayloadSize(settings.maxBodyBytes())
+                    .maxTcpConnections(settings.maxConnections())
+                    .addProtocol(Http1Config.builder()
+                            .addReceiveListener(timeouts.receiveListener())
+                            .addSendListener(timeouts.sendListener())
+                            .build())
+                    // Helidon closes a connection waiting for a request line once it has been idle this long; it
+                    // looks every idleConnectionPeriod, so the period is a small part of the timeout.
+                    .idleConnectionTimeout(limits.idle())
+                    .idleConnectionPeriod(idleCheckPeriod(limits.idle())), this::routes);
+        } catch (RuntimeException e) {
+            timeouts.close();
+            throw e;
+        }
+        LOG.info("webhook source listening addr={}:{} signature={} ack={} max_body_bytes={} max_connections={} first_offset={}"
+                        + " header_timeout={} body_timeout={} idle_timeout={}",
                 settings.host(), http.port(), settings.signature().map(s -> "hmac " + s.header()).orElse("none"),
-                settings.ack().name().toLowerCase(java.util.Locale.ROOT), settings.maxBodyBytes(), settings.maxConnections(), firstOffset);
+                settings.ack().name().toLowerCase(java.util.Locale.ROOT), settings.maxBodyBytes(), settings.maxConnections(), firstOffset,
+                limits.header(), limits.body(), limits.idle());
     }
 
     /**
@@ -111,6 +126,11 @@ public final class WebhookSource implements Source, MeteredSource {
         }
         long first = storedOffsets.apply(new Partition(TOPIC, PARTITION)).orElse(0L);
         return new WebhookSource(settings, first, Math.max(1_000, QUEUED_BATCHES * config.pipeline().batchSize()));
+    }
+
+    private static Duration idleCheckPeriod(Duration idle) {
+        long millis = Math.clamp(idle.toMillis() / 10, 20L, 5_000L);
+        return Duration.ofMillis(millis);
     }
 
     @Override
@@ -139,8 +159,9 @@ public final class WebhookSource implements Source, MeteredSource {
     private void events(ServerRequest request, ServerResponse response) throws Exception {
         long started = System.nanoTime();
         int status = 500;
+        Optional<RequestTimeouts.Exchange> exchange = timeouts.current();
         try {
-            receive(request, response);
+            receive(request, response, exchange);
             status = response.status().code();
         } catch (io.helidon.http.HttpException e) {
             status = e.status().code(); // e.g. 413 for a chunked body read past max_body_bytes
@@ -149,6 +170,9 @@ public final class WebhookSource implements Source, MeteredSource {
             status = e.status().code();
             throw e;
         } finally {
+            if (exchange.isPresent() && exchange.get().timedOut()) {
+                status = Status.REQUEST_TIMEOUT_408.code(); // answered by RequestTimeouts, which closed the connection
+            }
             Meters current = meters;
             if (current != null) {
                 current.record(status, started);
@@ -156,7 +180,14 @@ public final class WebhookSource implements Source, MeteredSource {
         }
     }
 
-    private void receive(ServerRequest request, ServerResponse response) throws Exception {
+    /** Its request was answered 408 by {@link RequestTimeouts} and its connection closed: nothing more to send. */
+    private static final class BodyTimedOut extends java.io.UncheckedIOException {
+        BodyTimedOut() {
+            super(new java.io.IOException("the body was not read within body_timeout_seconds; answered 408"));
+        }
+    }
+
+    private void receive(ServerRequest request, ServerResponse response, Optional<RequestTimeouts.Exchange> exchange) throws Exception {
         if (!open) {
             answer(response, Status.SERVICE_UNAVAILABLE_503, detail("the pipeline is stopping; send again later"));
             return;
@@ -164,6 +195,9 @@ public final class WebhookSource implements Source, MeteredSource {
         // The listener's maxPayloadSize answers 413 for a declared length over the bound before this runs, and
         // stops reading a chunked body at the bound.
         byte[] body = request.content().as(byte[].class);
+        if (exchange.isPresent() && !exchange.get().bodyRead()) {
+            throw new BodyTimedOut(); // read whole only after the 408: dropped, as the sender was told
+        }
         if (body.length > settings.maxBodyBytes()) {
             answer(response, Status.REQUEST_ENTITY_TOO_LARGE_413, detail("the body is over max_body_bytes (" + settings.maxBodyBytes() + ")"));
             return;
@@ -274,6 +308,7 @@ public final class WebhookSource implements Source, MeteredSource {
         }
         queue.clear();
         http.close();
+        timeouts.close();
     }
 
     @Override

@@ -96,6 +96,26 @@ class PostgresSinkIT {
                         "{1,NULL,3}", "{\"a,b\",\"say \\\"hi\\\"\",NULL,\"back\\\\slash\",\"\"}", "{{1,2},{3,4}}", "\\x6162", "null"));
     }
 
+    /** Values longer than the writer's buffers, escapes on either side of a chunk's end, arrive byte for byte. */
+    @Test
+    void longValuesWithEscapesArriveIntact() throws Exception {
+        String table = PostgresTestDatabase.uniqueTable("long");
+        postgres.execute("CREATE TABLE " + table + " (n int, t text)");
+        String value = "repeat(E'ab\\tc\\r\\n\\\\d', 40000 + n) || n::VARCHAR";
+        ResultTable batch = result("SELECT n, " + value + " AS t FROM range(3) r(n)");
+        List<String> expected = new java.util.ArrayList<>();
+        try (Statement statement = duckDb.createStatement(); var md5 = statement.executeQuery("SELECT n, md5(t) FROM " + batch.name() + " ORDER BY n")) {
+            while (md5.next()) {
+                expected.add(md5.getInt(1) + "|" + md5.getString(2));
+            }
+        }
+        try (PostgresSink sink = sink(block(table, "append", null))) {
+            deliver(sink, batch);
+        }
+        assertThat(postgres.rows("SELECT n, md5(t) FROM " + table + " ORDER BY n")).hasSize(3).containsExactlyElementsOf(expected);
+        assertThat(postgres.rows("SELECT length(t) FROM " + table + " ORDER BY n")).containsExactly("320001", "320009", "320017");
+    }
+
     @Test
     void appendAddsEveryRowOfEveryBatch() throws Exception {
         String table = PostgresTestDatabase.uniqueTable("append");
@@ -145,6 +165,80 @@ class PostgresSinkIT {
             deliver(sink, result("SELECT * FROM (VALUES (1, 'x', 1), (2, 'x', 1), (1, 'x', 2), (1, 'x', 3)) v(a, b, v)"));
         }
         assertThat(postgres.rows("SELECT * FROM " + table + " ORDER BY a")).containsExactly("1|x|3", "2|x|1");
+    }
+
+    /** The staging table outlives a batch: a batch's columns may differ from the last one's, in either mode. */
+    @Test
+    void batchesWithDifferentColumnsLoadInOneSession() throws Exception {
+        String table = PostgresTestDatabase.uniqueTable("columns");
+        postgres.execute("CREATE TABLE " + table + " (id int PRIMARY KEY, city text, total int)");
+        try (PostgresSink sink = sink(block(table, "upsert", "[\"id\"]"))) {
+            deliver(sink, result("SELECT * FROM (VALUES (1, 'a', 10), (2, 'b', 20)) v(id, city, total)"));
+            deliver(sink, result("SELECT * FROM (VALUES (2, 21), (3, 30)) v(id, total)"));
+            deliver(sink, result("SELECT * FROM (VALUES (3, 'c', 31)) v(id, city, total)"));
+        }
+        assertThat(postgres.rows("SELECT * FROM " + table + " ORDER BY id")).containsExactly("1|a|10", "2|b|21", "3|c|31");
+        String appended = PostgresTestDatabase.uniqueTable("columns_append");
+        postgres.execute("CREATE TABLE " + appended + " (city text, total int)");
+        try (PostgresSink sink = sink(block(appended, "append", null))) {
+            deliver(sink, result("SELECT 'a' AS city, 1 AS total"));
+            deliver(sink, result("SELECT 2 AS total"));
+            deliver(sink, result("SELECT 'c' AS city"));
+        }
+        assertThat(postgres.rows("SELECT coalesce(city, '-'), coalesce(total, -1) FROM " + appended + " ORDER BY 1, 2"))
+                .containsExactly("-|2", "a|1", "c|-1");
+    }
+
+    /** Two writes before one flush are one transaction: the second starts on an empty staging table. */
+    @Test
+    void twoWritesBeforeAFlushCommitTogetherAndTheLaterWins() throws Exception {
+        String table = PostgresTestDatabase.uniqueTable("twowrites");
+        postgres.execute("CREATE TABLE " + table + " (id int PRIMARY KEY, v int)");
+        try (PostgresSink sink = sink(block(table, "upsert", "[\"id\"]"))) {
+            sink.write(result("SELECT * FROM (VALUES (1, 1), (2, 1)) v(id, v)"));
+            sink.write(result("SELECT * FROM (VALUES (2, 2), (2, 3)) v(id, v)"));
+            assertThat(postgres.rows("SELECT count(*) FROM " + table)).as("nothing is visible before the flush").containsExactly("0");
+            sink.flush();
+        }
+        assertThat(postgres.rows("SELECT * FROM " + table + " ORDER BY id")).containsExactly("1|1", "2|3");
+    }
+
+    /**
+     * A load that fails after its COPY is rolled back, leaving the staging table's pages behind; the next batch
+     * still starts on an empty table, so its repeated keys end as their last row.
+     */
+    @Test
+    void afterAFailedUpsertTheNextBatchStillKeepsTheLastRowOfARepeatedKey() throws Exception {
+        String table = PostgresTestDatabase.uniqueTable("afterfail");
+        postgres.execute("CREATE TABLE " + table + " (id int PRIMARY KEY, v int NOT NULL)");
+        try (PostgresSink sink = sink(block(table, "upsert", "[\"id\"]"))) {
+            deliver(sink, result("SELECT 1 AS id, 1 AS v"));
+            // The staging table has no NOT NULL: the COPY succeeds, the upsert fails.
+            assertThatThrownBy(() -> deliver(sink, result("SELECT range::INT AS id, CASE WHEN range = 999 THEN NULL ELSE 5 END AS v FROM range(1000)")))
+                    .isInstanceOfSatisfying(MallardException.class, e -> assertThat(e.errorCode()).isEqualTo(ErrorCode.SYSTEM_SINK_WRITE_FAILED))
+                    .hasMessageContaining("column v");
+            deliver(sink, result("SELECT range::INT % 10 AS id, range::INT AS v FROM range(1000)"));
+        }
+        assertThat(postgres.rows("SELECT id, v FROM " + table + " ORDER BY id")).containsExactly(
+                "0|990", "1|991", "2|992", "3|993", "4|994", "5|995", "6|996", "7|997", "8|998", "9|999");
+    }
+
+    /**
+     * Append into a view goes through the staging table and INSERT (COPY cannot fill a view); two writes before
+     * one flush insert each row once, as the second starts on an emptied staging table.
+     */
+    @Test
+    void appendIntoAnUpdatableViewInsertsEachRowOnce() throws Exception {
+        String table = PostgresTestDatabase.uniqueTable("viewbase");
+        postgres.execute("CREATE TABLE " + table + " (city text, total int)");
+        postgres.execute("CREATE VIEW " + table + "_v AS SELECT city, total FROM " + table);
+        try (PostgresSink sink = sink(block(table + "_v", "append", null))) {
+            deliver(sink, result("SELECT * FROM (VALUES ('a', 1), ('b', 2)) v(city, total)"));
+            sink.write(result("SELECT 'c' AS city, 3 AS total"));
+            sink.write(result("SELECT 'd' AS city, 4 AS total"));
+            sink.flush();
+        }
+        assertThat(postgres.rows("SELECT * FROM " + table + " ORDER BY city")).containsExactly("a|1", "b|2", "c|3", "d|4");
     }
 
     @Test

@@ -22,6 +22,25 @@ class WebhookSettingsTest {
         assertThat(settings.maxConnections()).isEqualTo(64);
         assertThat(settings.ack()).isEqualTo(WebhookSettings.Ack.ON_RECEIVE);
         assertThat(settings.signature()).isEmpty();
+        assertThat(settings.timeouts()).isEqualTo(new WebhookSettings.Timeouts(
+                java.time.Duration.ofSeconds(10), java.time.Duration.ofSeconds(60), java.time.Duration.ofSeconds(60)));
+    }
+
+    @Test
+    void timeoutsAreSecondsWithFractions() throws Exception {
+        WebhookSettings settings = of("{\"header_timeout_seconds\":0.5,\"body_timeout_seconds\":120,\"idle_timeout_seconds\":5}");
+        assertThat(settings.timeouts()).isEqualTo(new WebhookSettings.Timeouts(
+                java.time.Duration.ofMillis(500), java.time.Duration.ofSeconds(120), java.time.Duration.ofSeconds(5)));
+    }
+
+    @Test
+    void aTimeoutThatIsNotAPositiveNumberIsRefusedNamingTheKey() {
+        for (String value : new String[] {"0", "-1", "\"10\"", "100000"}) {
+            assertThatThrownBy(() -> of("{\"body_timeout_seconds\":" + value + "}"))
+                    .as(value)
+                    .isInstanceOfSatisfying(MallardException.class, e -> assertThat(e.errorCode()).isEqualTo(ErrorCode.USER_CONFIG_INVALID))
+                    .hasMessageContaining("pipeline.source.webhook.body_timeout_seconds");
+        }
     }
 
     @Test

@@ -223,4 +223,94 @@ class WebhookSourceIT {
         post("{}");
         assertThat(pollAll(1)).extracting(Message::offset).containsExactly(41L);
     }
+
+    private WebhookSource startWithTimeouts(double headerSeconds, double bodySeconds, double idleSeconds, WebhookSettings.Ack ack) {
+        source = new WebhookSource(new WebhookSettings("127.0.0.1", 0, Optional.empty(), 1 << 20, 8, ack,
+                new WebhookSettings.Timeouts(millis(headerSeconds), millis(bodySeconds), millis(idleSeconds))), 0, 100);
+        return source;
+    }
+
+    private static Duration millis(double seconds) {
+        return Duration.ofMillis(Math.round(seconds * 1000));
+    }
+
+    /** Reads until the server closes the connection; a reset counts as closed. Fails if nothing happens in 20 s. */
+    private static String readUntilClosed(Socket socket) throws Exception {
+        socket.setSoTimeout(20_000);
+        java.io.ByteArrayOutputStream read = new java.io.ByteArrayOutputStream();
+        InputStream in = socket.getInputStream();
+        byte[] buffer = new byte[1024];
+        try {
+            for (int n; (n = in.read(buffer)) >= 0; ) {
+                read.write(buffer, 0, n);
+            }
+        } catch (java.net.SocketException reset) {
+            // closed by the server while data was unread on its side
+        }
+        return read.toString(StandardCharsets.US_ASCII);
+    }
+
+    private static void send(Socket socket, String text) throws Exception {
+        OutputStream out = socket.getOutputStream();
+        out.write(text.getBytes(StandardCharsets.US_ASCII));
+        out.flush();
+    }
+
+    @Test
+    void aClientThatStallsHalfwayThroughItsHeadersIsDisconnectedAfterTheHeaderTimeout() throws Exception {
+        startWithTimeouts(0.3, 60, 60, WebhookSettings.Ack.ON_RECEIVE);
+        try (Socket socket = new Socket("127.0.0.1", source.port())) {
+            send(socket, "POST /events HTTP/1.1\r\nHost: localhost\r\nContent-Type: appli");
+            // The idle and body timeouts are 60 s: only the header timeout can close it within the 20 s wait.
+            assertThat(readUntilClosed(socket)).isEmpty();
+        }
+        assertThat(source.poll(Duration.ofMillis(50), 10)).isEmpty();
+    }
+
+    @Test
+    void aBodyThatStallsIsAnswered408AndTheConnectionClosedWithNothingQueued() throws Exception {
+        startWithTimeouts(60, 0.3, 60, WebhookSettings.Ack.ON_RECEIVE);
+        MetricsRegistry registry = new MetricsRegistry();
+        source.registerMeters(registry, "hooks");
+        try (Socket socket = new Socket("127.0.0.1", source.port())) {
+            String event = "{\"n\":1}\n";
+            send(socket, "POST /events HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: "
+                    + (2 * event.length()) + "\r\n\r\n" + event);
+            String answer = readUntilClosed(socket);
+            assertThat(answer).startsWith("HTTP/1.1 408 ").contains("Connection: close").endsWith("{\"detail\":\"the body was not sent in time\"}");
+        }
+        assertThat(source.poll(Duration.ofMillis(200), 10)).as("nothing of the half body is queued").isEmpty();
+        // A whole request on a new connection is still served.
+        assertThat(post("{\"n\":2}").statusCode()).isEqualTo(200);
+        assertThat(pollAll(1)).extracting(WebhookSourceIT::text).containsExactly("{\"n\":2}");
+        assertThat(registry.scrape()).contains("webhook_requests_total{pipeline=\"hooks\",status_code=\"408\"} 1.0");
+    }
+
+    @Test
+    void anIdleKeepAliveConnectionIsClosedAfterTheIdleTimeout() throws Exception {
+        startWithTimeouts(60, 60, 0.3, WebhookSettings.Ack.ON_RECEIVE);
+        try (Socket socket = new Socket("127.0.0.1", source.port())) {
+            String body = "{\"n\":1}";
+            send(socket, "POST /events HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: "
+                    + body.length() + "\r\n\r\n" + body);
+            // The answer keeps the connection open; the server closes it only once it has been idle.
+            String answer = readUntilClosed(socket);
+            assertThat(answer).startsWith("HTTP/1.1 200 ").doesNotContain("Connection: close").endsWith("{\"status\":\"received\"}");
+        }
+        assertThat(pollAll(1)).hasSize(1);
+    }
+
+    /** The body clock stops once the body is read: an after_flush answer may wait longer than the body timeout. */
+    @Test
+    void anAfterFlushWaitLongerThanTheBodyTimeoutIsNotA408() throws Exception {
+        startWithTimeouts(60, 0.3, 60, WebhookSettings.Ack.AFTER_FLUSH);
+        CompletableFuture<HttpResponse<String>> pending = client.sendAsync(request("/events")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"n\":1}")).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(pollAll(1)).hasSize(1);
+        Thread.sleep(1_000); // three body timeouts pass while the request waits for its flush
+        source.commit(Map.of(new Partition("webhook", 0), 1L));
+        HttpResponse<String> response = pending.get();
+        assertThat(response.statusCode()).isEqualTo(200);
+        assertThat(response.body()).isEqualTo("{\"status\":\"flushed\"}");
+    }
 }
