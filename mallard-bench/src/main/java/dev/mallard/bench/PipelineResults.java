@@ -168,8 +168,7 @@ record PipelineResults(Setup setup, Map<Contender, Measurement> measurements) {
         out.printf(Locale.ROOT, "CPU s used while it lived by the broker / by other processes (near 0 on a quiet machine):%n");
         measurements.forEach((contender, measurement) -> out.printf(Locale.ROOT, "  %-40s %6.1f / %.1f%n", contender.title(),
                 measurement.median().brokerCpuSeconds(), measurement.median().otherCpuSeconds()));
-        out.printf(Locale.ROOT, "%nwhere the Mallard pipelines spend the measured time (share of first message to last commit; source.read runs%n"
-                + "while the batch before is handled, so the shares overlap and 'other' is what is left when they do not):%n");
+        out.printf(Locale.ROOT, "%nwhere the Mallard pipelines spend the measured time (share of first message to last commit):%n");
         out.printf(Locale.ROOT, "%-12s %8s", "", "seconds");
         PHASES.forEach(phase -> out.printf(Locale.ROOT, " %14s", phase));
         out.printf(Locale.ROOT, " %8s%n", "other");

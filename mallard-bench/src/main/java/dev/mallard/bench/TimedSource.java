@@ -26,8 +26,8 @@ final class TimedSource implements Source {
     private long lastCommitted;
     private long commitNanos;
     private String finalMetrics = "";
-    // The next offset committed per partition: the topic is fresh, so their sum is the messages committed. The
-    // pipeline gathers the next batch while one is handled, so what was polled runs ahead of what was committed.
+    // The next offset committed per partition: the topic is fresh, so their sum is the messages committed, which is
+    // what counts (what was polled may run ahead of it).
     private final java.util.Map<Partition, Long> committed = new java.util.HashMap<>();
 
     TimedSource(Source delegate, long expected, Supplier<String> scrape) {
@@ -71,11 +71,6 @@ final class TimedSource implements Source {
     @Override
     public void processed(Map<Partition, Long> nextOffsets) {
         delegate.processed(nextOffsets);
-    }
-
-    @Override
-    public void beforeRevocation(Runnable settle) {
-        delegate.beforeRevocation(settle);
     }
 
     @Override

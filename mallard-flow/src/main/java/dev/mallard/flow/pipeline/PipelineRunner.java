@@ -206,48 +206,32 @@ public final class PipelineRunner implements AutoCloseable {
                     // Buckets a crash left closed but unpublished go out first.
                     window.closeBuckets();
                 }
-                // A window works on the pipeline's connection between batches, so a windowed pipeline handles each
-                // batch before gathering the next; any other overlaps the two.
-                try (InFlight inFlight = window == null ? new InFlight(batcher, pipeline.name()) : null) {
-                    if (inFlight != null) {
-                        source.beforeRevocation(() -> inFlight.settleInRebalance(source));
+                while (true) {
+                    long reading = System.nanoTime();
+                    List<Message> batch = gather(source, window, offsets);
+                    if (window != null) {
+                        window.previousOwners(source.takeAssignedMetadata());
+                        window.follow(source.assignment(), System.nanoTime());
                     }
-                    while (true) {
-                        long reading = System.nanoTime();
-                        List<Message> batch = gather(source, window, offsets, inFlight);
-                        if (window != null) {
-                            window.previousOwners(source.takeAssignedMetadata());
-                            window.follow(source.assignment(), System.nanoTime());
+                    long readNanos = System.nanoTime() - reading;
+                    if (!batch.isEmpty()) {
+                        long bytes = 0;
+                        for (Message message : batch) {
+                            bytes += message.value().length;
                         }
-                        long readNanos = System.nanoTime() - reading;
-                        if (inFlight != null) {
-                            inFlight.settle(source);
-                        }
-                        if (!batch.isEmpty()) {
-                            long bytes = 0;
-                            for (Message message : batch) {
-                                bytes += message.value().length;
-                            }
-                            metrics.messagesRead(batch.size(), bytes, readNanos);
-                            metrics.phase(Phase.SOURCE_READ, readNanos);
-                            if (inFlight != null) {
-                                inFlight.start(batch);
-                            } else {
-                                batcher.process(batch, source);
-                            }
-                            if (source instanceof KafkaSource kafka) {
-                                kafka.lag().forEach((partition, lag) -> metrics.consumerLag(partition.topic(), partition.partition(), lag));
-                            }
-                        }
-                        if (window != null && window.tick(source.assignment(), System.nanoTime(), source::readToEnd)) {
-                            commitClosed(source, window);
-                        }
-                        if ((stopRequested || limitReached()) && (inFlight == null || inFlight.size() == 0)) {
-                            break;
+                        metrics.messagesRead(batch.size(), bytes, readNanos);
+                        metrics.phase(Phase.SOURCE_READ, readNanos);
+                        batcher.process(batch, source);
+                        if (source instanceof KafkaSource kafka) {
+                            kafka.lag().forEach((partition, lag) -> metrics.consumerLag(partition.topic(), partition.partition(), lag));
                         }
                     }
-                } finally {
-                    source.beforeRevocation(() -> {});
+                    if (window != null && window.tick(source.assignment(), System.nanoTime(), source::readToEnd)) {
+                        commitClosed(source, window);
+                    }
+                    if (stopRequested || limitReached()) {
+                        break;
+                    }
                 }
                 if (window != null) {
                     window.closeBuckets();
@@ -289,9 +273,9 @@ public final class PipelineRunner implements AutoCloseable {
     }
 
     /** Up to batch_size messages, or what arrived within flush_interval_seconds, or what arrived before a stop. */
-    private List<Message> gather(Source source, TumblingWindow window, Optional<OffsetStore> offsets, InFlight inFlight) {
+    private List<Message> gather(Source source, TumblingWindow window, Optional<OffsetStore> offsets) {
         int batchSize = config.pipeline().batchSize();
-        long remaining = options.maxMessages() > 0 ? options.maxMessages() - consumed - (inFlight == null ? 0 : inFlight.size()) : Long.MAX_VALUE;
+        long remaining = options.maxMessages() > 0 ? options.maxMessages() - consumed : Long.MAX_VALUE;
         List<Message> batch = new ArrayList<>();
         long deadline = System.nanoTime() + Duration.ofSeconds(config.pipeline().flushIntervalSeconds()).toNanos();
         while (batch.size() < batchSize && batch.size() < remaining && !stopRequested) {
@@ -301,9 +285,6 @@ public final class PipelineRunner implements AutoCloseable {
             }
             int want = (int) Math.min(batchSize - batch.size(), remaining - batch.size());
             List<Message> polled = source.poll(Duration.ofNanos(Math.min(left, POLL_SLICE.toNanos())), want);
-            if (inFlight != null) {
-                inFlight.settleIfDone(source);
-            }
             Set<Partition> revoked = source.takeRevoked();
             if (!revoked.isEmpty()) {
                 // A rebalance took these partitions during the gather; whoever reads them next (this pipeline
@@ -356,16 +337,7 @@ public final class PipelineRunner implements AutoCloseable {
             this.stats = stats;
         }
 
-        /** A batch through handler, sinks and state, then its positions to the source: all on this thread. */
         void process(List<Message> batch, Source source) {
-            complete(handle(batch), source);
-        }
-
-        /**
-         * A batch through handler, sink and (with a state path) the state commit: everything that uses the pipeline's
-         * DuckDB connection, so it may run on another thread than the one that owns the source.
-         */
-        Handled handle(List<Message> batch) {
             Map<Partition, Long> next = nextOffsets(batch);
             boolean transactional = offsets.isPresent();
             long started = System.nanoTime();
@@ -417,12 +389,6 @@ public final class PipelineRunner implements AutoCloseable {
                 }
                 throw e;
             }
-            return new Handled(batch.size(), loadable.size(), next, closing, started);
-        }
-
-        /** After {@link #handle}, on the thread that owns the source: commits the batch's positions to it. */
-        void complete(Handled handled, Source source) {
-            Map<Partition, Long> next = handled.next();
             source.processed(next);
             processed.putAll(next);
             timed(Phase.SOURCE_COMMIT, () -> {
@@ -434,16 +400,16 @@ public final class PipelineRunner implements AutoCloseable {
                 }
                 return null;
             });
-            if (handled.closing()) {
+            if (closing) {
                 window.closeBuckets();
                 commitClosed(source, window);
             }
-            consumed += handled.messages();
-            long elapsed = System.nanoTime() - handled.startedNanos();
+            consumed += batch.size();
+            long elapsed = System.nanoTime() - started;
             metrics.batchProcessed(elapsed);
             if (LOG.isDebugEnabled()) {
-                LOG.debug("batch processed messages={} loaded={} consumed={} micros={} next_offsets={}", handled.messages(), handled.loaded(),
-                        consumed, elapsed / 1000, next);
+                LOG.debug("batch processed messages={} loaded={} consumed={} micros={} next_offsets={}", batch.size(), loadable.size(), consumed,
+                        elapsed / 1000, next);
             }
         }
 
@@ -561,90 +527,6 @@ public final class PipelineRunner implements AutoCloseable {
             } catch (SQLException e) {
                 LOG.warn("rollback failed error={}", e.toString());
             }
-        }
-    }
-
-    /** A batch that went through the handler and the state, waiting for its positions to go to the source. */
-    private record Handled(int messages, int loaded, Map<Partition, Long> next, boolean closing, long startedNanos) {}
-
-    /**
-     * At most one batch being handled on the engine thread while the pipeline's thread gathers the next one from the
-     * source: the source (a Kafka consumer, which is not thread-safe) stays on the pipeline's thread, DuckDB works
-     * meanwhile. A batch's positions go to the source only once it is settled, in order; a rebalance settles it
-     * before partitions are taken away, so their next owner starts after it.
-     */
-    private final class InFlight implements AutoCloseable {
-        private final Batcher batcher;
-        private final java.util.concurrent.ExecutorService engine;
-        private java.util.concurrent.Future<Handled> running;
-        private int size;
-        private RuntimeException failure;
-
-        InFlight(Batcher batcher, String pipeline) {
-            this.batcher = batcher;
-            this.engine = java.util.concurrent.Executors.newSingleThreadExecutor(
-                    task -> Thread.ofPlatform().name("pipeline-engine-" + pipeline).daemon().unstarted(task));
-        }
-
-        void start(List<Message> batch) {
-            size = batch.size();
-            running = engine.submit(() -> batcher.handle(batch));
-        }
-
-        /** Messages handed to the engine and not yet settled. */
-        int size() {
-            return running == null ? 0 : size;
-        }
-
-        /** Waits for the batch in flight and commits its positions to the source; rethrows what it failed with. */
-        void settle(Source source) {
-            if (failure != null) {
-                RuntimeException failed = failure;
-                failure = null;
-                throw failed;
-            }
-            if (running == null) {
-                return;
-            }
-            java.util.concurrent.Future<Handled> batch = running;
-            running = null;
-            Handled handled;
-            try {
-                handled = batch.get();
-            } catch (java.util.concurrent.ExecutionException e) {
-                if (e.getCause() instanceof RuntimeException cause) {
-                    throw cause;
-                }
-                throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "the pipeline's engine failed: " + e.getCause(), e.getCause());
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "interrupted while a batch was being handled", e);
-            }
-            batcher.complete(handled, source);
-        }
-
-        /** {@link #settle} when the batch in flight is done, so its positions and acknowledgements do not wait for the gather. */
-        void settleIfDone(Source source) {
-            if (running != null && running.isDone()) {
-                settle(source);
-            }
-        }
-
-        /**
-         * {@link #settle} from inside a rebalance callback, which must not throw (the consumer would wrap the error):
-         * a failure is kept and thrown by the next settle.
-         */
-        void settleInRebalance(Source source) {
-            try {
-                settle(source);
-            } catch (RuntimeException e) {
-                failure = e;
-            }
-        }
-
-        @Override
-        public void close() {
-            engine.shutdownNow();
         }
     }
 

@@ -52,7 +52,6 @@ public final class KafkaSource implements Source {
     private final Map<Partition, Long> processed = new HashMap<>();
     private final Map<Partition, Long> justRevoked = new HashMap<>();
     private final Set<Partition> movedAway = new HashSet<>();
-    private volatile Runnable beforeRevocation = () -> {};
 
     /**
      * @param storedOffsets the next offset per partition recorded in the pipeline's state, applied on assignment
@@ -90,8 +89,6 @@ public final class KafkaSource implements Source {
         consumer.subscribe(topics, new ConsumerRebalanceListener() {
             @Override
             public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
-                // The batch in flight commits first: its positions are still this member's to commit.
-                beforeRevocation.run();
                 // Records read ahead from a revoked partition belong to its next owner.
                 buffered.removeIf(record -> partitions.contains(new TopicPartition(record.topic(), record.partition())));
                 justRevoked.clear();
@@ -223,11 +220,6 @@ public final class KafkaSource implements Source {
     @Override
     public void processed(Map<Partition, Long> nextOffsets) {
         processed.putAll(nextOffsets);
-    }
-
-    @Override
-    public void beforeRevocation(Runnable settle) {
-        this.beforeRevocation = requireNonNull(settle, "settle is null");
     }
 
     @Override

@@ -37,13 +37,6 @@ public interface Source extends AutoCloseable {
      */
     default void processed(Map<Partition, Long> nextOffsets) {}
 
-    /**
-     * Runs {@code settle} on the polling thread when a rebalance is about to take partitions away, before anything
-     * else happens to them: a caller with a batch in flight finishes it and commits its positions there, so the
-     * partitions' next owner starts after it. Sources whose partitions never move ignore it.
-     */
-    default void beforeRevocation(Runnable settle) {}
-
     /** The notes committed with the positions of partitions assigned since the last call. */
     default Map<Partition, String> takeAssignedMetadata() {
         return Map.of();
