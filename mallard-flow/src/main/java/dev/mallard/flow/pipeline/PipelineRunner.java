@@ -298,7 +298,15 @@ public final class PipelineRunner implements AutoCloseable {
                 processed.keySet().removeAll(movedAway);
                 if (window != null) {
                     // Their share of the open buckets goes with them; the rest is rebuilt from the partitions held.
-                    Map<Partition, Long> again = window.handOver(movedAway, Map.copyOf(processed), System.nanoTime(),
+                    // Where each partition still held got to: this run's position, or the state file's for one this run
+                    // has not read yet (its open buckets' rows came from the previous run).
+                    Map<Partition, Long> held = new HashMap<>();
+                    for (Partition partition : source.assignment().orElse(Set.of())) {
+                        Optional.ofNullable(processed.get(partition))
+                                .or(() -> offsets.flatMap(store -> store.next(partition)))
+                                .ifPresent(position -> held.put(partition, position));
+                    }
+                    Map<Partition, Long> again = window.handOver(movedAway, held, System.nanoTime(),
                             positions -> offsets.ifPresent(store -> store.record(positions)));
                     source.rewind(again);
                     processed.putAll(again);

@@ -133,6 +133,9 @@ public final class KafkaSource implements Source {
                     } else if (stored.isPresent()) {
                         LOG.info("resuming from the state file's offset topic={} partition={} offset={}", partition.topic(), partition.partition(), stored.get());
                         consumer.seek(partition, stored.get());
+                        // The state holds what was processed up to there: if a rebalance moves the partition away
+                        // before this run reads it, that state (a window's rows) is still this process's to hand over.
+                        processed.put(key, stored.get());
                     } else if (stateOwnsOffsets) {
                         unknown.add(partition);
                     }

@@ -257,7 +257,8 @@ public final class TumblingWindow implements AutoCloseable {
      * crash in between leaves either the old rows or the rewound positions. Closed buckets stay as they are:
      * replayed records of them are dropped (counted as {@code finalized}).
      *
-     * @param processed per partition held, the next offset this process had got to
+     * @param processed per partition still held, the next offset its records were processed to (by this run, or by
+     *     the run whose state this is); a held partition missing here has fed no open bucket
      * @param recordPositions records the rewound positions in the pipeline's state, in the transaction
      * @return per partition to read again, the position to read it from
      */

@@ -60,11 +60,17 @@ class WindowPipelineIT {
     }
 
     private static PipelineConfig config(String topic, int sizeSeconds, int graceSeconds, String emitSql, int batchSize, int idleCloseSeconds) {
+        return config(topic, sizeSeconds, graceSeconds, emitSql, batchSize, idleCloseSeconds, null);
+    }
+
+    /** With a state file when {@code state} is not null. */
+    private static PipelineConfig config(String topic, int sizeSeconds, int graceSeconds, String emitSql, int batchSize, int idleCloseSeconds,
+            java.nio.file.Path state) {
         return new PipelineConfigReader(ConfigEnvironment.from(Map.of("SQLFLOW_KAFKA_BROKERS", kafka.bootstrapServers()))).read("w.yml", """
                 tables:
                   sql:
                     - name: city_counts
-                      sql: CREATE TABLE city_counts (bucket TIMESTAMPTZ, city VARCHAR, n BIGINT)
+                      sql: CREATE TABLE IF NOT EXISTS city_counts (bucket TIMESTAMPTZ, city VARCHAR, n BIGINT)
                       window:
                         time_column: bucket
                         size_seconds: %d
@@ -75,7 +81,7 @@ class WindowPipelineIT {
                           type: console
                 pipeline:
                   batch_size: %d
-                  flush_interval_seconds: 1
+                  flush_interval_seconds: 1%s
                   source:
                     type: kafka
                     kafka:
@@ -91,7 +97,8 @@ class WindowPipelineIT {
                       SELECT time_bucket(INTERVAL '%d seconds', event_time), properties.city, count(*) FROM batch GROUP BY ALL
                   sink:
                     type: noop
-                """.formatted(sizeSeconds, graceSeconds, idleCloseSeconds, emitSql, batchSize, "g-" + topic, topic, sizeSeconds)).orThrow();
+                """.formatted(sizeSeconds, graceSeconds, idleCloseSeconds, emitSql, batchSize,
+                        state == null ? "" : "\n  state:\n    path: " + state, "g-" + topic, topic, sizeSeconds)).orThrow();
     }
 
     /** Runs the pipeline until it printed this many lines (or a minute passed), then drains it. */
@@ -285,6 +292,55 @@ class WindowPipelineIT {
         List<String> published = new ArrayList<>(printed(outA));
         published.addAll(printed(outB));
         assertThat(published).as("each city's bucket 0 published once, whole, by the worker that holds its partition")
+                .containsExactlyInAnyOrder(
+                        "{\"bucket\":\"" + start + "\",\"city\":\"a\",\"n\":10}",
+                        "{\"bucket\":\"" + start + "\",\"city\":\"b\",\"n\":10}");
+    }
+
+    @Test
+    void aWorkerRestartedOnItsStateFileHandsOverWhatItsStateHoldsForAPartitionThatMovesBeforeItReadsIt(
+            @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        String in = topic(2);
+        Instant start = Instant.parse("2024-03-01T10:00:00Z");
+        List<String> minuteZero = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            minuteZero.add("{\"timestamp\":\"" + start.plusSeconds(i) + "\",\"properties\":{\"city\":\"" + (i % 2 == 0 ? "a" : "b") + "\"}}");
+        }
+        publish(in, minuteZero, 2);
+        String emit = "SELECT bucket, city, sum(n) AS n FROM closed GROUP BY ALL";
+        PipelineConfig configA = config(in, 60, 0, emit, 50, 600, dir.resolve("a.duckdb"));
+        PipelineConfig configB = config(in, 60, 0, emit, 50, 600, dir.resolve("b.duckdb"));
+        // A reads all of bucket 0 from both partitions into its state file, and stops.
+        ByteArrayOutputStream first = new ByteArrayOutputStream();
+        runBounded(configA, 20, first);
+        assertThat(printed(first)).isEmpty();
+        // A starts again on its file and reads nothing new; B joins and takes one partition. A's file holds that
+        // partition's share of bucket 0, which A must give up without having read the partition in this run.
+        ByteArrayOutputStream outA = new ByteArrayOutputStream();
+        ByteArrayOutputStream outB = new ByteArrayOutputStream();
+        try (PipelineRunner a = new PipelineRunner(configA, ConfigEnvironment.from(Map.of()), new PipelineRunner.Options(0, outA));
+                PipelineRunner b = new PipelineRunner(configB, ConfigEnvironment.from(Map.of()), new PipelineRunner.Options(0, outB))) {
+            Thread runningA = Thread.ofPlatform().name("worker-a").start(a::run);
+            awaitScrape(a, "window_watermark_seconds{pipeline=\"pipeline\",window=\"city_counts\"}");
+            Thread runningB = Thread.ofPlatform().name("worker-b").start(b::run);
+            awaitScrape(b, "message_count_messages_total{pipeline=\"pipeline\"} 10.0");
+            awaitScrape(a, "message_count_messages_total{pipeline=\"pipeline\"} 10.0");
+            publish(in, List.of("{\"timestamp\":\"" + start.plusSeconds(180) + "\",\"properties\":{\"city\":\"a\"}}",
+                    "{\"timestamp\":\"" + start.plusSeconds(181) + "\",\"properties\":{\"city\":\"b\"}}"), 2);
+            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+            while ((printed(outA).isEmpty() || printed(outB).isEmpty()) && System.nanoTime() < deadline) {
+                Thread.sleep(100);
+            }
+            a.requestStop();
+            b.requestStop();
+            runningA.join(Duration.ofSeconds(60));
+            runningB.join(Duration.ofSeconds(60));
+            assertThat(runningA.isAlive()).isFalse();
+            assertThat(runningB.isAlive()).isFalse();
+        }
+        List<String> published = new ArrayList<>(printed(outA));
+        published.addAll(printed(outB));
+        assertThat(published).as("each city's bucket 0 published once, whole")
                 .containsExactlyInAnyOrder(
                         "{\"bucket\":\"" + start + "\",\"city\":\"a\",\"n\":10}",
                         "{\"bucket\":\"" + start + "\",\"city\":\"b\",\"n\":10}");
