@@ -32,6 +32,9 @@ final class SqlChecks implements AutoCloseable {
     private static final Set<String> QUERY = Set.of("SELECT", "WITH", "FROM", "VALUES", "TABLE", "SUMMARIZE", "DESCRIBE", "SHOW", "PIVOT", "UNPIVOT");
     private static final Set<String> PREPARED = Set.of("INSERT", "UPDATE", "DELETE", "MERGE");
     private static final Set<String> SANDBOXED = Set.of("CREATE", "SET", "RESET", "ALTER", "DROP", "COMMENT");
+    private static final Pattern INSERT_INTO = Pattern.compile(
+            "(?is)^INSERT\\s+(?:OR\\s+\\w+\\s+)?INTO\\s+((?:\"[^\"]+\"|\\w+)(?:\\.(?:\"[^\"]+\"|\\w+))*)");
+    private static final Pattern TIME_BUCKET = Pattern.compile("(?i)\\btime_bucket\\s*\\(");
     private static final Pattern CTAS = Pattern.compile(
             "(?is)^(CREATE\\s+(?:OR\\s+REPLACE\\s+)?(?:TEMP\\s+|TEMPORARY\\s+)?TABLE\\s+(?:IF\\s+NOT\\s+EXISTS\\s+)?\\S+\\s+AS\\s+)(.*)$");
 
@@ -277,10 +280,6 @@ final class SqlChecks implements AutoCloseable {
         }
         return toCheck("sql.window", outcome, false);
     }
-
-    private static final Pattern INSERT_INTO = Pattern.compile(
-            "(?is)^INSERT\\s+(?:OR\\s+\\w+\\s+)?INTO\\s+((?:\"[^\"]+\"|\\w+)(?:\\.(?:\"[^\"]+\"|\\w+))*)");
-    private static final Pattern TIME_BUCKET = Pattern.compile("(?i)\\btime_bucket\\s*\\(");
 
     /** The arguments of every time_bucket call in a statement, as text split at the top-level commas. */
     private static List<List<String>> timeBucketCalls(String sql) {

@@ -18,11 +18,13 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import org.duckdb.DuckDBConnection;
 import org.slf4j.Logger;
@@ -52,6 +54,8 @@ public final class TumblingWindow implements AutoCloseable {
     static final long ORIGIN_MICROS = 946_857_600L * 1_000_000L;
     private static final Logger LOG = LoggerFactory.getLogger(TumblingWindow.class);
     private static final String EMITTED = "__mallard_window_emit";
+    /** How often a partition whose source could not be asked is asked again. */
+    private static final long PROBE_INTERVAL_NANOS = 1_000_000_000L;
 
     private final WindowConfig config;
     private final DuckDBConnection main;
@@ -77,10 +81,8 @@ public final class TumblingWindow implements AutoCloseable {
     // closed then]. Below that position, records of buckets closed by then are already in the table and published.
     private final Map<Partition, long[]> rebuilding = new HashMap<>();
     // Silent partitions the source confirmed are read to their end since they last delivered: only those count as idle.
-    private final Set<Partition> readToEnd = new java.util.HashSet<>();
+    private final Set<Partition> readToEnd = new HashSet<>();
     private long lastProbeNanos = Long.MIN_VALUE;
-    /** How often a partition whose source could not be asked is asked again. */
-    private static final long PROBE_INTERVAL_NANOS = 1_000_000_000L;
 
     /**
      * Checks the window's table and state, and restores its watermark.
@@ -263,7 +265,7 @@ public final class TumblingWindow implements AutoCloseable {
      * @return per partition to read again, the position to read it from
      */
     public Map<Partition, Long> handOver(Set<Partition> movedAway, Map<Partition, Long> processed, long nowNanos,
-            java.util.function.Consumer<Map<Partition, Long>> recordPositions) {
+            Consumer<Map<Partition, Long>> recordPositions) {
         long openFrom = closedUpTo == Watermark.NONE ? Watermark.NONE : closedUpTo - sizeMicros;
         Map<Partition, Long> again = new HashMap<>();
         feeds.forEach((partition, fed) -> {
