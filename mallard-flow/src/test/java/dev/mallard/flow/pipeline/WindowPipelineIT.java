@@ -253,30 +253,35 @@ class WindowPipelineIT {
         assertThat(printed(out)).containsExactly("{\"bucket\":\"" + start + "\",\"city\":\"a\",\"n\":10}");
     }
 
-    @Test
-    void aPartitionThatMovesToAnotherWorkerIsPublishedByThatWorkerAloneAndTheRestIsRebuilt() throws Exception {
-        String in = topic(2);
+    /** Bucket 0 of minute buckets: ten records of city a on partition 0, ten of city b on partition 1. */
+    private static Instant publishMinuteZero(String topic) {
         Instant start = Instant.parse("2024-03-01T10:00:00Z");
-        // Keyed by partition, as a scaled-out window needs: city a on partition 0, city b on partition 1.
         List<String> minuteZero = new ArrayList<>();
         for (int i = 0; i < 20; i++) {
+            // Keyed by partition, as a scaled-out window needs.
             minuteZero.add("{\"timestamp\":\"" + start.plusSeconds(i) + "\",\"properties\":{\"city\":\"" + (i % 2 == 0 ? "a" : "b") + "\"}}");
         }
-        publish(in, minuteZero, 2);
-        // No grace, no idle close within the test: bucket 0 stays open until minute 3 arrives on both partitions.
-        PipelineConfig config = config(in, 60, 0, "SELECT bucket, city, sum(n) AS n FROM closed GROUP BY ALL", 50, 600);
+        publish(topic, minuteZero, 2);
+        return start;
+    }
+
+    /**
+     * Worker A runs until its metrics show {@code aStarted}; then B joins the group and takes one partition. Once B has
+     * read its partition's 10 records and A shows {@code aRebuilt}, minute 3 arrives on both partitions, each worker
+     * publishes bucket 0, and both are drained. Returns what both published.
+     */
+    private static List<String> twoWorkers(String topic, Instant start, PipelineConfig configA, PipelineConfig configB, String aStarted,
+            String aRebuilt) throws Exception {
         ByteArrayOutputStream outA = new ByteArrayOutputStream();
         ByteArrayOutputStream outB = new ByteArrayOutputStream();
-        try (PipelineRunner a = new PipelineRunner(config, ConfigEnvironment.from(Map.of()), new PipelineRunner.Options(0, outA));
-                PipelineRunner b = new PipelineRunner(config, ConfigEnvironment.from(Map.of()), new PipelineRunner.Options(0, outB))) {
+        try (PipelineRunner a = new PipelineRunner(configA, ConfigEnvironment.from(Map.of()), new PipelineRunner.Options(0, outA));
+                PipelineRunner b = new PipelineRunner(configB, ConfigEnvironment.from(Map.of()), new PipelineRunner.Options(0, outB))) {
             Thread runningA = Thread.ofPlatform().name("worker-a").start(a::run);
-            awaitScrape(a, "message_count_messages_total{pipeline=\"pipeline\"} 20.0");
-            // A second worker joins: one partition moves to it, with A's share of bucket 0 from that partition. B reads it
-            // from the position A committed (bucket 0's first offset); A rebuilds bucket 0 from the partition it keeps.
+            awaitScrape(a, aStarted);
             Thread runningB = Thread.ofPlatform().name("worker-b").start(b::run);
             awaitScrape(b, "message_count_messages_total{pipeline=\"pipeline\"} 10.0");
-            awaitScrape(a, "message_count_messages_total{pipeline=\"pipeline\"} 30.0");
-            publish(in, List.of("{\"timestamp\":\"" + start.plusSeconds(180) + "\",\"properties\":{\"city\":\"a\"}}",
+            awaitScrape(a, aRebuilt);
+            publish(topic, List.of("{\"timestamp\":\"" + start.plusSeconds(180) + "\",\"properties\":{\"city\":\"a\"}}",
                     "{\"timestamp\":\"" + start.plusSeconds(181) + "\",\"properties\":{\"city\":\"b\"}}"), 2);
             long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
             while ((printed(outA).isEmpty() || printed(outB).isEmpty()) && System.nanoTime() < deadline) {
@@ -291,6 +296,19 @@ class WindowPipelineIT {
         }
         List<String> published = new ArrayList<>(printed(outA));
         published.addAll(printed(outB));
+        return published;
+    }
+
+    @Test
+    void aPartitionThatMovesToAnotherWorkerIsPublishedByThatWorkerAloneAndTheRestIsRebuilt() throws Exception {
+        String in = topic(2);
+        Instant start = publishMinuteZero(in);
+        // No grace, no idle close within the test: bucket 0 stays open until minute 3 arrives on both partitions.
+        PipelineConfig config = config(in, 60, 0, "SELECT bucket, city, sum(n) AS n FROM closed GROUP BY ALL", 50, 600);
+        // A reads all 20; when B joins, one partition moves to it with A's share of bucket 0 from it. B reads it from the
+        // position A committed (bucket 0's first offset); A rebuilds bucket 0 from the partition it keeps (10 more).
+        List<String> published = twoWorkers(in, start, config, config, "message_count_messages_total{pipeline=\"pipeline\"} 20.0",
+                "message_count_messages_total{pipeline=\"pipeline\"} 30.0");
         assertThat(published).as("each city's bucket 0 published once, whole, by the worker that holds its partition")
                 .containsExactlyInAnyOrder(
                         "{\"bucket\":\"" + start + "\",\"city\":\"a\",\"n\":10}",
@@ -301,12 +319,7 @@ class WindowPipelineIT {
     void aWorkerRestartedOnItsStateFileHandsOverWhatItsStateHoldsForAPartitionThatMovesBeforeItReadsIt(
             @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
         String in = topic(2);
-        Instant start = Instant.parse("2024-03-01T10:00:00Z");
-        List<String> minuteZero = new ArrayList<>();
-        for (int i = 0; i < 20; i++) {
-            minuteZero.add("{\"timestamp\":\"" + start.plusSeconds(i) + "\",\"properties\":{\"city\":\"" + (i % 2 == 0 ? "a" : "b") + "\"}}");
-        }
-        publish(in, minuteZero, 2);
+        Instant start = publishMinuteZero(in);
         String emit = "SELECT bucket, city, sum(n) AS n FROM closed GROUP BY ALL";
         PipelineConfig configA = config(in, 60, 0, emit, 50, 600, dir.resolve("a.duckdb"));
         PipelineConfig configB = config(in, 60, 0, emit, 50, 600, dir.resolve("b.duckdb"));
@@ -314,32 +327,11 @@ class WindowPipelineIT {
         ByteArrayOutputStream first = new ByteArrayOutputStream();
         runBounded(configA, 20, first);
         assertThat(printed(first)).isEmpty();
-        // A starts again on its file and reads nothing new; B joins and takes one partition. A's file holds that
-        // partition's share of bucket 0, which A must give up without having read the partition in this run.
-        ByteArrayOutputStream outA = new ByteArrayOutputStream();
-        ByteArrayOutputStream outB = new ByteArrayOutputStream();
-        try (PipelineRunner a = new PipelineRunner(configA, ConfigEnvironment.from(Map.of()), new PipelineRunner.Options(0, outA));
-                PipelineRunner b = new PipelineRunner(configB, ConfigEnvironment.from(Map.of()), new PipelineRunner.Options(0, outB))) {
-            Thread runningA = Thread.ofPlatform().name("worker-a").start(a::run);
-            awaitScrape(a, "window_watermark_seconds{pipeline=\"pipeline\",window=\"city_counts\"}");
-            Thread runningB = Thread.ofPlatform().name("worker-b").start(b::run);
-            awaitScrape(b, "message_count_messages_total{pipeline=\"pipeline\"} 10.0");
-            awaitScrape(a, "message_count_messages_total{pipeline=\"pipeline\"} 10.0");
-            publish(in, List.of("{\"timestamp\":\"" + start.plusSeconds(180) + "\",\"properties\":{\"city\":\"a\"}}",
-                    "{\"timestamp\":\"" + start.plusSeconds(181) + "\",\"properties\":{\"city\":\"b\"}}"), 2);
-            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-            while ((printed(outA).isEmpty() || printed(outB).isEmpty()) && System.nanoTime() < deadline) {
-                Thread.sleep(100);
-            }
-            a.requestStop();
-            b.requestStop();
-            runningA.join(Duration.ofSeconds(60));
-            runningB.join(Duration.ofSeconds(60));
-            assertThat(runningA.isAlive()).isFalse();
-            assertThat(runningB.isAlive()).isFalse();
-        }
-        List<String> published = new ArrayList<>(printed(outA));
-        published.addAll(printed(outB));
+        // A starts again on its file and reads nothing new before B joins and takes one partition: A's file holds that
+        // partition's share of bucket 0, which A gives up without having read the partition in this run, and it
+        // rebuilds the other's share (10 records read again).
+        List<String> published = twoWorkers(in, start, configA, configB, "window_watermark_seconds{pipeline=\"pipeline\",window=\"city_counts\"}",
+                "message_count_messages_total{pipeline=\"pipeline\"} 10.0");
         assertThat(published).as("each city's bucket 0 published once, whole")
                 .containsExactlyInAnyOrder(
                         "{\"bucket\":\"" + start + "\",\"city\":\"a\",\"n\":10}",
