@@ -50,10 +50,7 @@ class FlightSqlJdbcIT {
     }
 
     static Connection connect() throws SQLException {
-        Properties properties = new Properties();
-        properties.put("user", TestServers.USER);
-        properties.put("password", TestServers.PASSWORD);
-        return DriverManager.getConnection(TestServers.jdbcUrl(server), properties);
+        return TestServers.connect(server);
     }
 
     @Test
@@ -213,9 +210,7 @@ class FlightSqlJdbcIT {
 
     @Test
     void aQueryTimeoutGivenAsAConnectionPropertyInterruptsALongQuery() throws Exception {
-        Properties properties = new Properties();
-        properties.put("user", TestServers.USER);
-        properties.put("password", TestServers.PASSWORD);
+        Properties properties = TestServers.credentials();
         properties.put("x-dd-query-timeout", "1");
         try (Connection connection = DriverManager.getConnection(TestServers.jdbcUrl(server), properties);
                 Statement statement = connection.createStatement()) {
@@ -254,9 +249,7 @@ class FlightSqlJdbcIT {
             statement.executeUpdate("ATTACH ':memory:' AS other");
             statement.executeUpdate("CREATE TABLE other.main.only_here AS SELECT 'other' AS source");
         }
-        Properties properties = new Properties();
-        properties.put("user", TestServers.USER);
-        properties.put("password", TestServers.PASSWORD);
+        Properties properties = TestServers.credentials();
         properties.put("catalog", "other");
         Connection connection = DriverManager.getConnection(TestServers.jdbcUrl(server), properties);
         try (Statement statement = connection.createStatement(); ResultSet rs = statement.executeQuery("SELECT current_database(), source FROM only_here")) {

@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.mallard.server.config.AccessMode;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -14,7 +13,6 @@ import java.sql.Statement;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Properties;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -40,10 +38,7 @@ class MaterializedViewsIT {
     }
 
     static Connection connect() throws SQLException {
-        Properties properties = new Properties();
-        properties.put("user", TestServers.USER);
-        properties.put("password", TestServers.PASSWORD);
-        return DriverManager.getConnection(TestServers.jdbcUrl(server), properties);
+        return TestServers.connect(server);
     }
 
     @Test

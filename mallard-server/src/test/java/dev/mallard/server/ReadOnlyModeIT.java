@@ -7,12 +7,10 @@ import dev.mallard.server.config.AccessMode;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Optional;
-import java.util.Properties;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -40,10 +38,7 @@ class ReadOnlyModeIT {
     }
 
     static Connection connect() throws SQLException {
-        Properties properties = new Properties();
-        properties.put("user", TestServers.USER);
-        properties.put("password", TestServers.PASSWORD);
-        return DriverManager.getConnection(TestServers.jdbcUrl(server), properties);
+        return TestServers.connect(server);
     }
 
     @ParameterizedTest

@@ -46,9 +46,7 @@ class SessionIsolationIT {
     }
 
     private static int runClient(MallardServer server, int client, CountDownLatch allConnected) throws Exception {
-        Properties properties = new Properties();
-        properties.put("user", TestServers.USER);
-        properties.put("password", TestServers.PASSWORD);
+        Properties properties = TestServers.credentials();
         String schema = "client_" + client;
         try (Connection connection = DriverManager.getConnection(TestServers.jdbcUrl(server), properties);
                 Statement statement = connection.createStatement()) {

@@ -38,6 +38,19 @@ final class TestServers {
         }
     }
 
+    /** The test user's credentials as the Flight SQL JDBC driver takes them; add driver options to the copy. */
+    static java.util.Properties credentials() {
+        java.util.Properties properties = new java.util.Properties();
+        properties.put("user", USER);
+        properties.put("password", PASSWORD);
+        return properties;
+    }
+
+    /** A Flight SQL JDBC connection to the server as the test user. */
+    static java.sql.Connection connect(MallardServer server) throws java.sql.SQLException {
+        return java.sql.DriverManager.getConnection(jdbcUrl(server), credentials());
+    }
+
     static String jdbcUrl(MallardServer server) {
         return "jdbc:arrow-flight-sql://127.0.0.1:" + server.flightPort() + "/?useEncryption=false";
     }
