@@ -8,9 +8,12 @@ import dev.mallard.core.error.MallardException;
 import dev.mallard.core.sql.SqlScript;
 import dev.mallard.views.MaterializedViews;
 import dev.mallard.views.ViewSql;
+import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
+import java.io.Console;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.InputStreamReader;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -29,9 +32,19 @@ import picocli.CommandLine.Parameters;
 @Command(name = "sql", description = {
     "Run SQL on a DuckDB database with incremental materialized views: CREATE [OR REPLACE] MATERIALIZED VIEW,",
     "DROP MATERIALIZED VIEW, REFRESH MATERIALIZED VIEW and the dbsp_* functions; other statements go to DuckDB.",
-    "Runs the statements of -c, or else those read from standard input, and prints each query's rows."})
+    "Runs the statements of -c; without -c, an interactive shell when standard input is a terminal (or with -i),",
+    "else the statements read from standard input. Prints each query's rows."})
 final class SqlCommand implements Callable<Integer> {
     enum Format { table, csv, jsonl }
+
+    private static final String PROMPT = "mallard> ";
+    private static final String CONTINUATION = "     ..> ";
+    private static final String HELP = String.join("\n",
+            "Statements end with ';' and may span lines. DuckDB SQL, plus:",
+            "  CREATE [OR REPLACE] MATERIALIZED VIEW v AS <query>   DROP MATERIALIZED VIEW [IF EXISTS] v [CASCADE]",
+            "  REFRESH MATERIALIZED VIEW v   SELECT dbsp_sync()   SELECT * FROM dbsp_stats()   SELECT * FROM dbsp_query('v')",
+            "  (docs/views.md has them all)",
+            ".help  this text      .quit, .exit or \\q  leave (so does the end of input)");
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -43,26 +56,32 @@ final class SqlCommand implements Callable<Integer> {
     @Option(names = {"-c", "--command"}, paramLabel = "<sql>", description = "SQL to run: one or more statements separated by ';'.")
     String command;
 
+    @Option(names = {"-i", "--interactive"}, description = "Run the interactive shell even when standard input is not a terminal.")
+    boolean interactive;
+
     @Option(names = "--format", defaultValue = "table", paramLabel = "<format>",
             description = "How query rows are printed: ${COMPLETION-CANDIDATES} (default ${DEFAULT-VALUE}).")
     Format format;
 
+    /** Standard input; a test gives its own. */
+    InputStream in = System.in;
+
     @Override
     public Integer call() throws IOException {
-        String script = command != null ? command : readStandardInput();
         PrintWriter out = spec.commandLine().getOut();
         try (Engine engine = database == null ? Engine.inMemory() : Engine.onFile(database);
                 MaterializedViews views = MaterializedViews.attach(engine.connection()).registerFunctions()) {
             ViewSql front = new ViewSql(views);
-            for (SqlScript.Statement statement : SqlScript.split(script)) {
-                try (ViewSql.Result result = front.execute(statement.sql())) {
-                    if (result.rows().isPresent()) {
-                        print(engine, result.rows().get(), out);
-                    } else if (format == Format.table) {
-                        out.println(result.message().orElse(result.updateCount() >= 0 ? "OK " + result.updateCount() : "OK"));
+            if (command == null && (interactive || standardInputIsTerminal())) {
+                shell(engine, front, out);
+            } else {
+                String script = command != null ? command : new String(in.readAllBytes(), StandardCharsets.UTF_8);
+                for (SqlScript.Statement statement : SqlScript.split(script)) {
+                    try {
+                        run(engine, front, statement.sql(), out);
+                    } catch (MallardException e) {
+                        throw new MallardException(e.errorCode(), "statement at line " + statement.line() + ": " + e.getMessage(), e);
                     }
-                } catch (MallardException e) {
-                    throw new MallardException(e.errorCode(), "statement at line " + statement.line() + ": " + e.getMessage(), e);
                 }
             }
         } finally {
@@ -71,9 +90,72 @@ final class SqlCommand implements Callable<Integer> {
         return 0;
     }
 
-    private String readStandardInput() throws IOException {
-        InputStream in = System.in;
-        return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    /**
+     * Reads statements line by line and runs each once its semicolon is read. A failing statement prints its
+     * error and the shell goes on; {@code .quit}, {@code .exit}, {@code \q} or the end of input leave it.
+     */
+    private void shell(Engine engine, ViewSql front, PrintWriter out) throws IOException {
+        PrintWriter err = spec.commandLine().getErr();
+        BufferedReader reader = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8));
+        out.println("Mallard SQL on " + (database == null ? "an in-memory database" : database)
+                + ". End statements with ';'. .help for help, .quit to leave.");
+        StringBuilder pending = new StringBuilder();
+        while (true) {
+            out.print(pending.isEmpty() ? PROMPT : CONTINUATION);
+            out.flush();
+            String line = reader.readLine();
+            if (line == null) {
+                out.println();
+                return;
+            }
+            if (pending.isEmpty()) {
+                String meta = line.strip();
+                if (meta.equals(".quit") || meta.equals(".exit") || meta.equals("\\q")) {
+                    return;
+                }
+                if (meta.equals(".help")) {
+                    out.println(HELP);
+                    continue;
+                }
+            }
+            pending.append(line).append('\n');
+            if (!SqlScript.terminated(pending.toString())) {
+                continue;
+            }
+            for (SqlScript.Statement statement : SqlScript.split(pending.toString())) {
+                try {
+                    run(engine, front, statement.sql(), out);
+                } catch (MallardException e) {
+                    out.flush();
+                    err.println("error: " + e.describe());
+                    err.flush();
+                }
+            }
+            pending.setLength(0);
+        }
+    }
+
+    private void run(Engine engine, ViewSql front, String sql, PrintWriter out) {
+        try (ViewSql.Result result = front.execute(sql)) {
+            if (result.rows().isPresent()) {
+                print(engine, result.rows().get(), out);
+            } else if (format == Format.table) {
+                out.println(result.message().orElse(result.updateCount() >= 0 ? "OK " + result.updateCount() : "OK"));
+            }
+        }
+    }
+
+    /** Whether standard input is a terminal: {@code Console.isTerminal()} where the JDK has it (22+). */
+    private boolean standardInputIsTerminal() {
+        Console console = System.console();
+        if (console == null || in != System.in) {
+            return false;
+        }
+        try {
+            return (Boolean) Console.class.getMethod("isTerminal").invoke(console);
+        } catch (ReflectiveOperationException e) {
+            return true; // JDK 21 returns a console only for a terminal
+        }
     }
 
     private void print(Engine engine, ResultSet rows, PrintWriter out) {

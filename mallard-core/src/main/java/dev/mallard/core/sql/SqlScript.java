@@ -35,6 +35,21 @@ public final class SqlScript {
 
     public static List<Statement> split(String script) {
         List<Statement> statements = new ArrayList<>();
+        add(statements, script, scan(script, statements), script.length());
+        return statements;
+    }
+
+    /**
+     * Whether every statement of the script is terminated: nothing but blanks and comments follows its last
+     * top-level semicolon (an interactive shell runs what it has read once this holds).
+     */
+    public static boolean terminated(String script) {
+        int tail = scan(script, new ArrayList<>());
+        return stripLeadingComments(script.substring(tail)).isBlank() && !script.isBlank();
+    }
+
+    /** Adds the script's terminated statements to {@code statements} and returns where the unterminated rest starts. */
+    private static int scan(String script, List<Statement> statements) {
         int length = script.length();
         int start = 0;
         int i = 0;
@@ -58,8 +73,7 @@ public final class SqlScript {
                 i++;
             }
         }
-        add(statements, script, start, length);
-        return statements;
+        return start;
     }
 
     private static void add(List<Statement> statements, String script, int start, int end) {
