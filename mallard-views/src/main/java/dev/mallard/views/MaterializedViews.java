@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -75,6 +76,11 @@ public final class MaterializedViews implements AutoCloseable {
             throw e;
         }
         return attached;
+    }
+
+    /** Whether the database of {@code connection} holds a views catalog (views were created on it before). */
+    public static boolean catalogExists(Connection connection) {
+        return Sql.count(connection, "SELECT count(*) FROM duckdb_schemas() WHERE schema_name = " + Sql.literal(TableName.VIEWS_SCHEMA)) > 0;
     }
 
     private void restore() {

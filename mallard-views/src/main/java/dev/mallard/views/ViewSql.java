@@ -46,12 +46,21 @@ public final class ViewSql {
     private static final Pattern DROP_CASCADE_CALL = Pattern.compile(
             "^\\s*SELECT\\s+dbsp_drop_view_cascade\\s*\\(\\s*" + STRING + "\\s*\\)" + END, FLAGS);
     private static final Pattern DROP_CALL = Pattern.compile("^\\s*SELECT\\s+dbsp_drop_view\\s*\\(\\s*" + STRING + "\\s*\\)" + END, FLAGS);
+    /** Every statement the front door runs itself rather than passing to DuckDB. */
+    private static final List<Pattern> OWN = List.of(CREATE, DROP, REFRESH, SYNC, AUTO_SYNC, STATS, QUERY, CREATE_CALL, CHECK,
+            CHANGES, DROP_CASCADE_CALL, DROP_CALL);
 
     private final MaterializedViews views;
     private boolean autoSync = true;
 
     public ViewSql(MaterializedViews views) {
         this.views = requireNonNull(views, "views is null");
+    }
+
+    /** Whether {@code sql} is a statement of the front door's own (view DDL, a {@code dbsp_*} call), not plain DuckDB SQL. */
+    public static boolean recognizes(String sql) {
+        requireNonNull(sql, "sql is null");
+        return OWN.stream().anyMatch(pattern -> pattern.matcher(sql).matches());
     }
 
     public boolean autoSync() {

@@ -15,6 +15,7 @@ import dev.mallard.flow.sink.ConsoleSink;
 import dev.mallard.flow.source.Message;
 import dev.mallard.flow.window.TumblingWindow;
 import dev.mallard.flow.window.WindowMetrics;
+import dev.mallard.views.MaterializedViews;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -25,6 +26,7 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * {@code mallard dev invoke}: runs a configuration's commands and handler over a JSONL fixture as one batch
@@ -42,7 +44,7 @@ public final class DevInvoke {
 
     /** Runs on an engine the caller opened (the CLI opens it while the config is still being read). */
     public static long run(Engine engine, PipelineConfig config, List<Message> batch, ConfigEnvironment environment, OutputStream out) {
-        PipelineSetup.run(config, engine.connection());
+        Optional<MaterializedViews> views = PipelineSetup.run(config, engine.connection());
         RecordColumns records = RecordColumns.of(config.pipeline().source());
         try (Handler handler = Handlers.create(config.pipeline().handler(), records, engine.connection(), environment);
                 ConsoleSink console = new ConsoleSink(out, engine.allocator());
@@ -60,6 +62,8 @@ public final class DevInvoke {
             }
             window.closeEverything();
             return rows;
+        } finally {
+            views.ifPresent(MaterializedViews::close);
         }
     }
 

@@ -33,6 +33,7 @@ import dev.mallard.flow.source.websocket.WebSocketSource;
 import dev.mallard.flow.state.OffsetStore;
 import dev.mallard.flow.window.TumblingWindow;
 import dev.mallard.flow.window.WindowMetrics;
+import dev.mallard.views.MaterializedViews;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -181,66 +182,91 @@ public final class PipelineRunner implements AutoCloseable {
         PipelineMetrics metrics = PipelineMetrics.of(registry, pipeline);
         this.metrics = metrics;
         try (Engine engine = statePath.map(Engine::onFile).orElseGet(Engine::inMemory)) {
-            PipelineSetup.run(config, engine.connection());
-            Optional<OffsetStore> offsets = statePath.map(ignored -> new OffsetStore(engine.connection()));
-            Optional<StateStats> stats = statePath.map(path -> new StateStats(engine, path));
-            try (PipelineEndpoints served = options.metricsPort()
-                            .map(port -> PipelineEndpoints.start(PipelineEndpoints.DEFAULT_HOST, port, registry, () -> !stopRequested,
-                                    stats.map(s -> (java.util.function.Supplier<String>) s::json)))
-                            .orElse(null);
-                    StateStats closingStats = stats.orElse(null);
-                    Source source = sources.open(config, partition -> offsets.flatMap(store -> store.next(partition)));
-                    Handler handler = Handlers.create(pipeline.handler(), RecordColumns.of(pipeline.source()), engine.connection(), environment);
-                    Sink sink = new RetryingSink(Sinks.create(pipeline.sink(), options.console(), engine.allocator()),
-                            RetryingSink.Ladder.of(pipeline.sink().retry()), metrics::sinkRetry);
-                    Sink dlq = pipeline.onError().dlq().map(d -> Sinks.create(d, options.console(), engine.allocator())).orElse(null);
-                    TumblingWindow window = openWindow(engine, metrics)) {
-                endpoints = served;
-                if (source instanceof MeteredSource metered) {
-                    metered.registerMeters(registry, pipeline.name());
-                }
-                LOG.info("pipeline started name={} batch_size={} state={} metrics_port={}", pipeline.name(), pipeline.batchSize(),
-                        statePath.map(Path::toString).orElse("none"), served == null ? "none" : served.port());
-                Batcher batcher = new Batcher(engine, offsets, handler, sink, dlq, metrics, stats, window);
-                if (window != null) {
-                    // Buckets a crash left closed but unpublished go out first.
-                    window.closeBuckets();
-                }
-                while (true) {
-                    long reading = System.nanoTime();
-                    List<Message> batch = gather(source, window, offsets);
-                    if (window != null) {
-                        window.previousOwners(source.takeAssignedMetadata());
-                        window.follow(source.assignment(), System.nanoTime());
-                    }
-                    long readNanos = System.nanoTime() - reading;
-                    if (!batch.isEmpty()) {
-                        long bytes = 0;
-                        for (Message message : batch) {
-                            bytes += message.value().length;
-                        }
-                        metrics.messagesRead(batch.size(), bytes, readNanos);
-                        metrics.phase(Phase.SOURCE_READ, readNanos);
-                        batcher.process(batch, source);
-                        if (source instanceof KafkaSource kafka) {
-                            kafka.lag().forEach((partition, lag) -> metrics.consumerLag(partition.topic(), partition.partition(), lag));
-                        }
-                    }
-                    if (window != null && window.tick(source.assignment(), System.nanoTime(), source::readToEnd)) {
-                        commitClosed(source, window);
-                    }
-                    if (stopRequested || limitReached()) {
-                        break;
-                    }
-                }
-                if (window != null) {
-                    window.closeBuckets();
-                    commitClosed(source, window);
-                }
-                LOG.info("pipeline stopped name={} messages={} errors={}", pipeline.name(), consumed, errors);
+            Optional<MaterializedViews> views = PipelineSetup.run(config, engine.connection());
+            try {
+                consume(engine, statePath, metrics, views);
+            } finally {
+                views.ifPresent(MaterializedViews::close);
             }
         }
         return outcome();
+    }
+
+    private void consume(Engine engine, Optional<Path> statePath, PipelineMetrics metrics, Optional<MaterializedViews> views) {
+        PipelineConfig.Pipeline pipeline = config.pipeline();
+        Optional<OffsetStore> offsets = statePath.map(ignored -> new OffsetStore(engine.connection()));
+        Optional<StateStats> stats = statePath.map(path -> new StateStats(engine, path));
+        try (PipelineEndpoints served = options.metricsPort()
+                        .map(port -> PipelineEndpoints.start(PipelineEndpoints.DEFAULT_HOST, port, registry, () -> !stopRequested,
+                                stats.map(s -> (java.util.function.Supplier<String>) s::json)))
+                        .orElse(null);
+                StateStats closingStats = stats.orElse(null);
+                Source source = sources.open(config, partition -> offsets.flatMap(store -> store.next(partition)));
+                Handler handler = Handlers.create(pipeline.handler(), RecordColumns.of(pipeline.source()), engine.connection(), environment);
+                Sink sink = new RetryingSink(Sinks.create(pipeline.sink(), options.console(), engine.allocator()),
+                        RetryingSink.Ladder.of(pipeline.sink().retry()), metrics::sinkRetry);
+                Sink dlq = pipeline.onError().dlq().map(d -> Sinks.create(d, options.console(), engine.allocator())).orElse(null);
+                TumblingWindow window = openWindow(engine, metrics)) {
+            endpoints = served;
+            if (source instanceof MeteredSource metered) {
+                metered.registerMeters(registry, pipeline.name());
+            }
+            LOG.info("pipeline started name={} batch_size={} state={} metrics_port={}", pipeline.name(), pipeline.batchSize(),
+                    statePath.map(Path::toString).orElse("none"), served == null ? "none" : served.port());
+            Batcher batcher = new Batcher(engine, offsets, handler, sink, dlq, metrics, stats, window);
+            if (window != null) {
+                // Buckets a crash left closed but unpublished go out first.
+                window.closeBuckets();
+            }
+            while (true) {
+                long reading = System.nanoTime();
+                List<Message> batch = gather(source, window, offsets);
+                if (window != null) {
+                    window.previousOwners(source.takeAssignedMetadata());
+                    window.follow(source.assignment(), System.nanoTime());
+                }
+                long readNanos = System.nanoTime() - reading;
+                if (!batch.isEmpty()) {
+                    long bytes = 0;
+                    for (Message message : batch) {
+                        bytes += message.value().length;
+                    }
+                    metrics.messagesRead(batch.size(), bytes, readNanos);
+                    metrics.phase(Phase.SOURCE_READ, readNanos);
+                    batcher.process(batch, source);
+                    syncViews(views);
+                    if (source instanceof KafkaSource kafka) {
+                        kafka.lag().forEach((partition, lag) -> metrics.consumerLag(partition.topic(), partition.partition(), lag));
+                    }
+                }
+                if (window != null && window.tick(source.assignment(), System.nanoTime(), source::readToEnd)) {
+                    commitClosed(source, window);
+                    syncViews(views);
+                }
+                if (stopRequested || limitReached()) {
+                    break;
+                }
+            }
+            if (window != null) {
+                window.closeBuckets();
+                commitClosed(source, window);
+                syncViews(views);
+            }
+            LOG.info("pipeline stopped name={} messages={} errors={}", pipeline.name(), consumed, errors);
+        }
+    }
+
+    /**
+     * Moves the database's materialized views by what the last batch (or closed buckets) committed. The
+     * changes were captured in the batch's own transaction, so a crash before this sync loses nothing: the next
+     * run's first sync applies them.
+     */
+    private static void syncViews(Optional<MaterializedViews> views) {
+        if (views.isPresent()) {
+            long started = System.nanoTime();
+            long changed = views.get().sync();
+            LOG.debug("views synced view_rows_changed={} micros={}", changed, (System.nanoTime() - started) / 1000);
+        }
     }
 
     /** The pipeline's window, when a table declares one; null otherwise. */

@@ -215,6 +215,49 @@ class KafkaPipelineIT {
     }
 
     @Test
+    void aMaterializedViewCreatedByTheCommandsMovesWithEveryBatchAndAcrossARestart() throws Exception {
+        String in = topic(2);
+        Path state = dir.resolve("views").resolve("events.duckdb");
+        String yaml = """
+                commands:
+                  - name: events
+                    sql: |
+                      CREATE TABLE IF NOT EXISTS events (city VARCHAR, n BIGINT);
+                      CREATE MATERIALIZED VIEW IF NOT EXISTS city_totals AS
+                        SELECT city, count(*) AS events, sum(n) AS total FROM events GROUP BY city
+                pipeline:
+                  batch_size: 700
+                  state:
+                    path: %s
+                """.formatted(state) + source(in, "g-views") + """
+                  handler:
+                    type: handlers.InferredMemBatch
+                    sql: INSERT INTO events SELECT properties.city, n FROM batch
+                  sink:
+                    type: noop
+                """;
+        publish(in, cityEvents(3_000, 0));
+        assertThat(run(config(yaml), 2_000, new ByteArrayOutputStream()).messagesConsumed()).isEqualTo(2_000);
+        assertThat(viewTotals(state)).containsExactly(2_000L, 0L, 0L);
+        publish(in, cityEvents(3_000, 3_000));
+        assertThat(run(config(yaml), 4_000, new ByteArrayOutputStream()).messagesConsumed()).isEqualTo(4_000);
+        // Every event once in the view, and the view equal to its query in both directions.
+        assertThat(viewTotals(state)).containsExactly(6_000L, 0L, 0L);
+    }
+
+    /** The view's event count, then the rows by which the view and its query differ in each direction. */
+    private static List<Long> viewTotals(Path state) throws Exception {
+        String query = "SELECT city, count(*) AS events, sum(n) AS total FROM events GROUP BY city";
+        try (Connection connection = DriverManager.getConnection("jdbc:duckdb:" + state);
+                ResultSet rows = connection.createStatement().executeQuery("SELECT (SELECT sum(events) FROM city_totals), "
+                        + "(SELECT count(*) FROM (SELECT * FROM city_totals EXCEPT ALL " + query + ")), "
+                        + "(SELECT count(*) FROM (" + query + " EXCEPT ALL SELECT * FROM city_totals))")) {
+            rows.next();
+            return List.of(rows.getLong(1), rows.getLong(2), rows.getLong(3));
+        }
+    }
+
+    @Test
     void aPartitionTheStateFileHasNoOffsetForStartsAtItsBeginningNotAtTheGroupsCommittedOffset() throws Exception {
         String in = topic(2);
         Path state = dir.resolve("restored").resolve("totals.duckdb");

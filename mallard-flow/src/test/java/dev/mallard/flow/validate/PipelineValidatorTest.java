@@ -92,6 +92,42 @@ class PipelineValidatorTest {
     }
 
     @Test
+    void materializedViewsInCommandsAreCompiledAndAnUnsupportedOneIsRefusedWithItsCode() {
+        String handler = """
+                  handler:
+                    type: handlers.InferredMemBatch
+                    sql: INSERT INTO events SELECT city, n FROM batch
+                  sink: {type: noop}
+                """;
+        ValidationReport sound = validate("""
+                commands:
+                  - name: views
+                    sql: |
+                      CREATE TABLE events (city VARCHAR, n INT);
+                      CREATE MATERIALIZED VIEW IF NOT EXISTS totals AS SELECT city, sum(n) AS total FROM events GROUP BY city;
+                pipeline:
+                  batch_size: 10
+                """ + SOURCE + handler);
+        assertThat(sound.errors()).isEmpty();
+        assertThat(check(sound, "sql.commands").status()).isEqualTo(Check.Status.PASS);
+
+        ValidationReport refused = validate("""
+                commands:
+                  - name: views
+                    sql: |
+                      CREATE TABLE events (city VARCHAR, n INT);
+                      CREATE MATERIALIZED VIEW totals AS SELECT city, string_agg(n::VARCHAR) AS ns FROM events GROUP BY city;
+                pipeline:
+                  batch_size: 10
+                """ + SOURCE + handler);
+        assertThat(refused.errors()).singleElement().satisfies(problem -> {
+            assertThat(problem.code()).isEqualTo(ErrorCode.USER_VIEW_UNSUPPORTED);
+            assertThat(problem.line()).isEqualTo(5);
+            assertThat(problem.message()).contains("string_agg");
+        });
+    }
+
+    @Test
     void commandsThatReachOutsideAreNotRunAndWhatDependsOnThemIsOnlyAWarning() {
         ValidationReport report = validate("""
                 commands:
