@@ -205,13 +205,8 @@ class KafkaPipelineIT {
         assertThat(run(config(yaml), 2_000, new ByteArrayOutputStream()).messagesConsumed()).isEqualTo(2_000);
         publish(in, cityEvents(3_000, 3_000));
         assertThat(run(config(yaml), 4_000, new ByteArrayOutputStream()).messagesConsumed()).isEqualTo(4_000);
-        try (Connection connection = DriverManager.getConnection("jdbc:duckdb:" + state);
-                ResultSet rows = connection.createStatement().executeQuery(
-                        "SELECT (SELECT sum(n) FROM totals), (SELECT sum(next_offset) FROM sqlflow_offsets)")) {
-            rows.next();
-            assertThat(rows.getLong(1)).isEqualTo(6_000);
-            assertThat(rows.getLong(2)).isEqualTo(6_000);
-        }
+        assertThat(row(state, "SELECT (SELECT sum(n) FROM totals), (SELECT sum(next_offset) FROM sqlflow_offsets)"))
+                .containsExactly(6_000L, 6_000L);
     }
 
     @Test
@@ -248,12 +243,21 @@ class KafkaPipelineIT {
     /** The view's event count, then the rows by which the view and its query differ in each direction. */
     private static List<Long> viewTotals(Path state) throws Exception {
         String query = "SELECT city, count(*) AS events, sum(n) AS total FROM events GROUP BY city";
+        return row(state, "SELECT (SELECT sum(events) FROM city_totals), "
+                + "(SELECT count(*) FROM (SELECT * FROM city_totals EXCEPT ALL " + query + ")), "
+                + "(SELECT count(*) FROM (" + query + " EXCEPT ALL SELECT * FROM city_totals))");
+    }
+
+    /** The one row of a query of numbers on a state file. */
+    private static List<Long> row(Path state, String sql) throws Exception {
         try (Connection connection = DriverManager.getConnection("jdbc:duckdb:" + state);
-                ResultSet rows = connection.createStatement().executeQuery("SELECT (SELECT sum(events) FROM city_totals), "
-                        + "(SELECT count(*) FROM (SELECT * FROM city_totals EXCEPT ALL " + query + ")), "
-                        + "(SELECT count(*) FROM (" + query + " EXCEPT ALL SELECT * FROM city_totals))")) {
+                ResultSet rows = connection.createStatement().executeQuery(sql)) {
             rows.next();
-            return List.of(rows.getLong(1), rows.getLong(2), rows.getLong(3));
+            List<Long> values = new ArrayList<>();
+            for (int i = 1; i <= rows.getMetaData().getColumnCount(); i++) {
+                values.add(rows.getLong(i));
+            }
+            return values;
         }
     }
 
@@ -301,13 +305,8 @@ class KafkaPipelineIT {
         try (PipelineRunner runner = new PipelineRunner(config(yaml), ConfigEnvironment.from(Map.of()), new PipelineRunner.Options(30, out))) {
             BoundedRun.run(runner, Duration.ofSeconds(60));
         }
-        try (Connection connection = DriverManager.getConnection("jdbc:duckdb:" + state);
-                ResultSet rows = connection.createStatement().executeQuery(
-                        "SELECT (SELECT sum(n) FROM totals), (SELECT sum(next_offset) FROM sqlflow_offsets)")) {
-            rows.next();
-            assertThat(rows.getLong(1)).isEqualTo(80);
-            assertThat(rows.getLong(2)).isEqualTo(80);
-        }
+        assertThat(row(state, "SELECT (SELECT sum(n) FROM totals), (SELECT sum(next_offset) FROM sqlflow_offsets)"))
+                .containsExactly(80L, 80L);
     }
 
     @Test
