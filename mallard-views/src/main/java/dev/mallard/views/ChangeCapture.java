@@ -47,7 +47,15 @@ final class ChangeCapture {
         return Sql.count(connection, "SELECT count(*) FROM " + table.deltaTable());
     }
 
+    /** The captured changes were applied: adds them to the table's fingerprint and empties the log. */
     static void clear(Connection connection, TableName table) {
+        ViewRegistry.advance(connection, table);
         Sql.update(connection, "DELETE FROM " + table.deltaTable());
+    }
+
+    /** The columns the triggers capture (the table's columns when it was tracked). */
+    static List<String> capturedColumns(Connection connection, TableName table) {
+        return Sql.strings(connection, "SELECT column_name FROM (DESCRIBE SELECT * EXCLUDE (" + Source.WEIGHT + ") FROM "
+                + table.deltaTable() + ")");
     }
 }

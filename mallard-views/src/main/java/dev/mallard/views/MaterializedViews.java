@@ -112,9 +112,6 @@ public final class MaterializedViews implements AutoCloseable {
         checkName(name);
         String query = stripSemicolon(sql);
         MaintainedView existing = views.get(key(name));
-        if (existing != null && replace) {
-            refuseIfRead(name, "replaced");
-        }
         boolean replacingBroken = replace && broken.containsKey(key(name));
         if (existing == null && !replacingBroken && catalog.relationExists(name) || existing != null && !replace) {
             throw new MallardException(ErrorCode.USER_VIEW_EXISTS, "a table or view named " + name
@@ -122,43 +119,73 @@ public final class MaterializedViews implements AutoCloseable {
         }
         checkBinds(name, query);
         DeltaProgram program = compiler.compile(name, query);
+        List<MaintainedView> dependents = existing == null ? List.of() : dependents(name);
         transaction(() -> {
             syncInTransaction();
+            for (int i = dependents.size() - 1; i >= 0; i--) {
+                dropInTransaction(dependents.get(i).name());
+            }
             if (existing != null || replacingBroken) {
                 dropInTransaction(name);
             }
-            Set<TableName> tracked = registry.tracked();
-            for (TableName table : program.tables()) {
-                if (!tracked.contains(table)) {
-                    ChangeCapture.track(connection, table, catalog.columns(table));
-                    registry.track(table);
-                }
+            build(name, query, program);
+            for (MaintainedView dependent : dependents) {
+                rebuildDependent(dependent, name);
             }
-            Sql.createEmpty(connection, "CREATE TABLE " + Sql.quote(name), "SELECT * FROM (" + query + "\n) AS q", "");
-            List<String> columns = viewColumns(name);
-            for (String column : columns) {
-                if (column.equalsIgnoreCase(Source.WEIGHT) || column.equalsIgnoreCase("rowid")) {
-                    throw Refusal.unsupported(name, "an output column named " + column,
-                            "alias it (AS ...): the maintainer uses that name for the weight and the row id");
-                }
-            }
-            ViewTable table = new ViewTable(name, columns);
-            table.prepareOutput(connection);
-            program.initialize(connection);
-            table.apply(connection);
-            // Runs the delta program once over the empty logs, so SQL it cannot run fails here and not in a sync.
-            table.prepareOutput(connection);
-            program.maintain(connection, Set.copyOf(program.tables()));
-            table.apply(connection);
-            table.dropScratch(connection);
-            checkFilled(name, query);
-            registry.add(name, query);
-            generation = registry.bump();
-            trackedTables = Set.copyOf(registry.tracked());
-            views.put(key(name), new MaintainedView(name, query, program, table));
         });
-        LOG.info("materialized view created view={} program={} tables={}", name,
-                program.getClass().getSimpleName(), program.tables());
+        LOG.info("materialized view created view={} program={} tables={} rebuilt_dependents={}", name,
+                program.getClass().getSimpleName(), program.tables(), dependents.stream().map(MaintainedView::name).toList());
+    }
+
+    /**
+     * Creates, fills and registers a compiled view, inside the caller's transaction; its source tables are tracked
+     * first if they are not yet.
+     */
+    private void build(String name, String query, DeltaProgram program) {
+        Set<TableName> tracked = registry.tracked();
+        for (TableName table : program.tables()) {
+            if (!tracked.contains(table)) {
+                startCapture(table, false);
+            }
+        }
+        Sql.createEmpty(connection, "CREATE TABLE " + Sql.quote(name), "SELECT * FROM (" + query + "\n) AS q", "");
+        List<String> columns = viewColumns(name);
+        for (String column : columns) {
+            if (column.equalsIgnoreCase(Source.WEIGHT) || column.equalsIgnoreCase("rowid")) {
+                throw Refusal.unsupported(name, "an output column named " + column,
+                        "alias it (AS ...): the maintainer uses that name for the weight and the row id");
+            }
+        }
+        ViewTable table = new ViewTable(name, columns);
+        table.prepareOutput(connection);
+        program.initialize(connection);
+        table.apply(connection);
+        // Runs the delta program once over the empty logs, so SQL it cannot run fails here and not in a sync.
+        table.prepareOutput(connection);
+        program.maintain(connection, Set.copyOf(program.tables()));
+        table.apply(connection);
+        table.dropScratch(connection);
+        checkFilled(name, query);
+        registry.add(name, query);
+        generation = registry.bump();
+        trackedTables = Set.copyOf(registry.tracked());
+        views.put(key(name), new MaintainedView(name, query, program, table));
+    }
+
+    /**
+     * Compiles and fills a view that reads a replaced view again, against the replacement (same transaction). A
+     * view that no longer binds or compiles fails the whole replace, naming the view.
+     */
+    private void rebuildDependent(MaintainedView dependent, String replaced) {
+        try {
+            checkBinds(dependent.name(), dependent.sql());
+            build(dependent.name(), dependent.sql(), compiler.compile(dependent.name(), dependent.sql()));
+        } catch (MallardException e) {
+            throw new MallardException(ErrorCode.USER_VIEW_DEPENDED_ON, "materialized view " + replaced
+                    + " was not replaced: materialized view " + dependent.name() + " reads it and does not work against "
+                    + "the new query (" + e.describe() + "); replace " + dependent.name() + " first with a query that "
+                    + "works against both, or drop it", e);
+        }
     }
 
     public void dropView(String name) {
@@ -181,23 +208,8 @@ public final class MaterializedViews implements AutoCloseable {
         if (!broken.containsKey(key(name))) {
             maintained(name);
         }
-        Set<String> doomed = new HashSet<>(Set.of(key(name)));
-        // Creation order is a dependency order, so one pass finds readers of readers.
-        for (MaintainedView view : views.values()) {
-            if (readsAny(view, doomed)) {
-                doomed.add(key(view.name()));
-            }
-        }
-        List<String> order = new ArrayList<>();
-        List<MaintainedView> all = new ArrayList<>(views.values());
-        for (int i = all.size() - 1; i >= 0; i--) {
-            if (doomed.contains(key(all.get(i).name()))) {
-                order.add(all.get(i).name());
-            }
-        }
-        if (!order.stream().map(MaterializedViews::key).toList().contains(key(name))) {
-            order.add(name);
-        }
+        List<String> order = new ArrayList<>(dependents(name).reversed().stream().map(MaintainedView::name).toList());
+        order.add(name);
         transaction(() -> order.forEach(this::dropInTransaction));
         LOG.info("materialized views dropped views={} cascade_from={}", order, name);
         return List.copyOf(order);
@@ -212,10 +224,23 @@ public final class MaterializedViews implements AutoCloseable {
         return true;
     }
 
+    /** The views that read {@code name} directly or through other views, in creation order. */
+    private List<MaintainedView> dependents(String name) {
+        Set<String> read = new HashSet<>(Set.of(key(name)));
+        List<MaintainedView> found = new ArrayList<>();
+        // Creation order is a dependency order, so one pass finds readers of readers.
+        for (MaintainedView view : views.values()) {
+            if (!read.contains(key(view.name())) && readsAny(view, read)) {
+                read.add(key(view.name()));
+                found.add(view);
+            }
+        }
+        return found;
+    }
+
     private boolean readsAny(MaintainedView view, Set<String> names) {
-        String schema = catalog.currentSchema();
-        return !names.contains(key(view.name())) && view.program().tables().stream()
-                .anyMatch(t -> t.schema().equalsIgnoreCase(schema) && names.contains(key(t.table())));
+        return view.program().tables().stream().anyMatch(t -> t.isHome() && t.schema().equalsIgnoreCase(catalog.currentSchema())
+                && names.contains(key(t.table())));
     }
 
     /** Drops the view if it exists; returns whether it did. */
@@ -235,15 +260,79 @@ public final class MaterializedViews implements AutoCloseable {
         generation = registry.bump();
         views.remove(key(name));
         broken.remove(key(name));
-        Set<TableName> stillRead = new HashSet<>();
-        views.values().forEach(v -> stillRead.addAll(v.program().tables()));
+        stopUnusedCapture();
+    }
+
+    /** Adds the triggers and delta log, and the table to the catalog with its current fingerprint. */
+    private void startCapture(TableName table, boolean explicit) {
+        List<String> columns = catalog.columns(table);
+        ChangeCapture.track(connection, table, columns);
+        registry.track(table, explicit, Fingerprint.of(connection, table, columns));
+    }
+
+    /** Untracks the tables that no view reads and {@code dbsp_track} did not ask for. */
+    private void stopUnusedCapture() {
+        Set<TableName> kept = new HashSet<>(registry.explicitlyTracked());
+        views.values().forEach(v -> kept.addAll(v.program().tables()));
         for (TableName table : registry.tracked()) {
-            if (!stillRead.contains(table)) {
-                ChangeCapture.untrack(connection, table, catalog.table(table.schema(), table.table()).isPresent());
+            if (!kept.contains(table)) {
+                ChangeCapture.untrack(connection, table,
+                        catalog.table(table.database(), table.schema(), table.table()).isPresent());
                 registry.untrack(table);
             }
         }
         trackedTables = Set.copyOf(registry.tracked());
+    }
+
+    /**
+     * Starts capturing a base table's changes before any view reads it ({@code dbsp_track}). The table stays
+     * tracked, across reopens, until {@link #untrack}, whether views read it or not. Returns the table as the
+     * catalog spells it.
+     */
+    public String track(String table) {
+        TableName name = trackable(table);
+        transaction(() -> {
+            syncInTransaction();
+            if (registry.tracked().contains(name)) {
+                registry.explicit(name, true);
+            } else {
+                startCapture(name, true);
+            }
+            generation = registry.bump();
+            trackedTables = Set.copyOf(registry.tracked());
+        });
+        LOG.info("table tracked table={}", name);
+        return name.toString();
+    }
+
+    /**
+     * Takes back {@link #track}: the table stops being captured when no view reads it (now, or when the last
+     * view reading it is dropped). Returns whether the table was tracked explicitly.
+     */
+    public boolean untrack(String table) {
+        TableName name = trackable(table);
+        if (!registry.explicitlyTracked().contains(name)) {
+            return false;
+        }
+        transaction(() -> {
+            syncInTransaction();
+            registry.explicit(name, false);
+            stopUnusedCapture();
+            generation = registry.bump();
+        });
+        LOG.info("table untracked table={} still_tracked={}", name, trackedTables.contains(name));
+        return true;
+    }
+
+    private TableName trackable(String table) {
+        requireNonNull(table, "table is null");
+        TableName name = catalog.resolve(table).orElseThrow(() -> new MallardException(ErrorCode.USER_SQL_INVALID,
+                "no base table " + table + " to track; name an existing table as t, schema.t or database.schema.t "
+                        + "(views and temporary tables cannot be tracked)"));
+        if (name.schema().equalsIgnoreCase(TableName.VIEWS_SCHEMA)) {
+            throw new MallardException(ErrorCode.USER_SQL_INVALID, "the table " + name + " is Mallard's own; track your tables");
+        }
+        return name;
     }
 
     /** Recomputes the view from its tables (the safety net for changes the triggers could not see). */
@@ -493,9 +582,7 @@ public final class MaterializedViews implements AutoCloseable {
     private void refuseIfRead(String name, String verb) {
         List<String> readers = new ArrayList<>();
         for (MaintainedView view : views.values()) {
-            boolean reads = view.program().tables().stream()
-                    .anyMatch(t -> t.table().equalsIgnoreCase(name) && t.schema().equalsIgnoreCase(catalog.currentSchema()));
-            if (reads && !view.name().equalsIgnoreCase(name)) {
+            if (readsAny(view, Set.of(key(name))) && !view.name().equalsIgnoreCase(name)) {
                 readers.add(view.name());
             }
         }

@@ -15,7 +15,8 @@ import org.duckdb.DuckDBTableFunctionInitInfo;
 /**
  * The {@code dbsp_*} SQL functions as Java functions registered in DuckDB, so any connection to the database
  * (not only the {@link ViewSql} front door) can call them: {@code dbsp_sync()}, {@code dbsp_create_view(name, sql)},
- * {@code dbsp_drop_view(name)}, {@code dbsp_drop_view_cascade(name)} and the table function {@code dbsp_stats()}. They run on the views' own
+ * {@code dbsp_drop_view(name)}, {@code dbsp_drop_view_cascade(name)}, {@code dbsp_track(table)},
+ * {@code dbsp_untrack(table)} and the table function {@code dbsp_stats()}. They run on the views' own
  * connection, in a transaction of their own, while the calling query runs: a query that calls
  * {@code dbsp_sync()} reads the tables as they were when it started, the next statement sees the sync.
  */
@@ -56,7 +57,21 @@ final class SqlFunctions {
                             return true;
                         }
                     }).withVolatile().register(views.connection());
-                        DuckDBFunctions.tableFunction().withName("dbsp_stats").withFunction(new StatsFunction(views))
+            DuckDBFunctions.scalarFunction().withName("dbsp_track").withParameter(String.class)
+                    .withReturnType(String.class)
+                    .withFunction((String table) -> {
+                        synchronized (views) {
+                            return views.track(table);
+                        }
+                    }).withVolatile().register(views.connection());
+            DuckDBFunctions.scalarFunction().withName("dbsp_untrack").withParameter(String.class)
+                    .withReturnType(Boolean.class)
+                    .withFunction((String table) -> {
+                        synchronized (views) {
+                            return views.untrack(table);
+                        }
+                    }).withVolatile().register(views.connection());
+            DuckDBFunctions.tableFunction().withName("dbsp_stats").withFunction(new StatsFunction(views))
                     .register(views.connection());
         } catch (SQLException e) {
             throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot register the dbsp_* functions (they are "
