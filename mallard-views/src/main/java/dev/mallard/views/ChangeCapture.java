@@ -43,6 +43,25 @@ final class ChangeCapture {
         Sql.update(connection, "DROP TABLE IF EXISTS " + table.deltaTable());
     }
 
+    /**
+     * Creates the triggers again if any of them is missing (dropped by a raw connection); returns whether it did.
+     * The changes written while they were missing are not in the log: the caller reconciles the table's views.
+     */
+    static boolean repair(Connection connection, TableName table) {
+        long present = Sql.count(connection, "SELECT count(*) FROM duckdb_triggers() WHERE database_name = "
+                + (table.isHome() ? "current_database()" : Sql.literal(table.database())) + " AND schema_name = "
+                + Sql.literal(table.schema()) + " AND table_name = " + Sql.literal(table.table()) + " AND trigger_name LIKE "
+                + Sql.literal("mallard_capture$%"));
+        if (present == EVENTS.length) {
+            return false;
+        }
+        for (String event : EVENTS) {
+            Sql.update(connection, "DROP TRIGGER IF EXISTS " + table.triggerName(event) + " ON " + table.sql());
+        }
+        track(connection, table, capturedColumns(connection, table));
+        return true;
+    }
+
     static long pending(Connection connection, TableName table) {
         return Sql.count(connection, "SELECT count(*) FROM " + table.deltaTable());
     }

@@ -47,4 +47,8 @@ record Fingerprint(long rows, BigInteger hash) {
     Fingerprint plus(Fingerprint other) {
         return new Fingerprint(rows + other.rows, hash.add(other.hash));
     }
+
+    Fingerprint minus(Fingerprint other) {
+        return new Fingerprint(rows - other.rows, hash.subtract(other.hash));
+    }
 }

@@ -7,12 +7,15 @@ import dev.mallard.core.error.MallardException;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Pattern;
 import org.duckdb.DuckDBConnection;
@@ -49,6 +52,15 @@ public final class MaterializedViews implements AutoCloseable {
     private long capturedRows;
     private long viewRowsChanged;
     private long refreshes;
+    private long exactDeltaSyncs;
+    private long scanSyncs;
+    private long reconcileFailures;
+    private String lastReconcileError = "";
+    /** Tracked tables whose fingerprint their applied deltas did not explain at the last check, not yet reconciled. */
+    private final Set<TableName> provisional = new LinkedHashSet<>();
+    /** How often a sync checks the fingerprints first; null: only at attach and on {@link #reconcile()}. */
+    private Duration reconcileInterval;
+    private long lastReconcileNanos = System.nanoTime();
 
     private MaterializedViews(DuckDBConnection user, DuckDBConnection connection) {
         this.user = user;
@@ -80,7 +92,113 @@ public final class MaterializedViews implements AutoCloseable {
     private void restore() {
         registry.ensure();
         reload();
+        try {
+            reconcile();
+        } catch (MallardException e) {
+            // Counted and kept as provisional: every sync tries again before it moves a view.
+            LOG.warn("views attached with tables to reconcile tables={} reason=\"{}\"", provisional, e.getMessage());
+        }
         LOG.debug("views attached views={} broken={}", views.size(), broken.size());
+    }
+
+    /**
+     * Sets how often a sync first checks every tracked table's fingerprint (and reconciles what does not match);
+     * {@code null} (the default) checks only at attach, on {@link #reconcile()} and in {@code dbsp_check()}.
+     */
+    public MaterializedViews reconcileEvery(Duration interval) {
+        this.reconcileInterval = interval;
+        return this;
+    }
+
+    /**
+     * The consistency check and reconcile: compares every tracked table's fingerprint (row count and hash sum)
+     * with what its applied and pending deltas explain, creates missing capture triggers again, and rebuilds the
+     * views that read a table that does not match by scan-and-diff: each such view's query is computed and its
+     * difference from the view table applied as a delta, so the views that read it move too. One transaction.
+     * Returns the tables that did not match.
+     */
+    public List<String> reconcile() {
+        List<TableName> unexplained = new ArrayList<>();
+        try {
+            transaction(() -> {
+                if (registry.generation() != generation) {
+                    reload();
+                }
+                unexplained.addAll(unexplainedTables());
+                if (!unexplained.isEmpty()) {
+                    reconcileInTransaction(unexplained);
+                }
+            });
+        } catch (RuntimeException e) {
+            reconcileFailures++;
+            lastReconcileError = e.getMessage();
+            provisional.addAll(unexplained);
+            LOG.warn("reconcile failed tables={} reason=\"{}\"", unexplained, e.getMessage());
+            throw e;
+        }
+        provisional.clear();
+        lastReconcileNanos = System.nanoTime();
+        return unexplained.stream().map(TableName::toString).toList();
+    }
+
+    /** Tracked tables whose rows the deltas do not explain, or whose triggers were missing (now recreated). */
+    private List<TableName> unexplainedTables() {
+        List<TableName> unexplained = new ArrayList<>();
+        for (TableName table : registry.tracked()) {
+            if (catalog.table(table.database(), table.schema(), table.table()).isEmpty()) {
+                continue; // Dropped: the views reading it are broken, and its tracking ends when they are dropped.
+            }
+            boolean repaired = ChangeCapture.repair(connection, table);
+            Fingerprint actual = Fingerprint.of(connection, table, ChangeCapture.capturedColumns(connection, table));
+            Fingerprint pending = Fingerprint.ofDelta(connection, table);
+            Optional<Fingerprint> applied = registry.fingerprint(table);
+            if (applied.isEmpty()) {
+                // A catalog from before fingerprints: the table as it is now is the baseline.
+                registry.fingerprint(table, actual.minus(pending));
+            } else if (repaired || !applied.get().plus(pending).equals(actual)) {
+                LOG.warn("table changed where the capture triggers could not see it table={} triggers_recreated={}",
+                        table, repaired);
+                unexplained.add(table);
+            }
+        }
+        return unexplained;
+    }
+
+    /**
+     * Moves every other view by its deltas, rebuilds by scan-and-diff the views that read an unexplained table
+     * (or are one), moves their readers by the differences, and takes the tables' fingerprints as they are now.
+     */
+    private void reconcileInTransaction(List<TableName> unexplained) {
+        Set<String> rebuilt = new HashSet<>();
+        for (MaintainedView view : views.values()) {
+            boolean reads = view.program().tables().stream().anyMatch(unexplained::contains);
+            boolean is = unexplained.contains(new TableName(catalog.currentSchema(), view.name()));
+            if (reads || is) {
+                rebuilt.add(key(view.name()));
+            }
+        }
+        syncInTransaction(rebuilt);
+        for (MaintainedView view : views.values()) {
+            if (rebuilt.contains(key(view.name()))) {
+                rescan(view);
+            }
+        }
+        syncInTransaction(rebuilt);
+        for (TableName table : unexplained) {
+            registry.fingerprint(table, Fingerprint.of(connection, table, ChangeCapture.capturedColumns(connection, table)));
+        }
+        LOG.info("views reconciled by scan-and-diff tables={} views={}", unexplained, rebuilt);
+    }
+
+    /** Computes the view's query and applies its difference from the view table as the view's delta. */
+    private void rescan(MaintainedView view) {
+        view.table().prepareOutput(connection);
+        Sql.update(connection, "INSERT INTO " + ViewTable.OUTPUT + " SELECT *, -1 FROM " + view.table().relation());
+        view.program().dropState(connection);
+        view.program().initialize(connection);
+        viewRowsChanged += view.table().apply(connection);
+        view.table().dropScratch(connection);
+        scanSyncs++;
     }
 
     /**
@@ -357,8 +475,16 @@ public final class MaterializedViews implements AutoCloseable {
      * delta logs. Returns how many view rows were deleted plus inserted.
      */
     public long sync() {
+        if (!provisional.isEmpty() || reconcileInterval != null
+                && System.nanoTime() - lastReconcileNanos >= reconcileInterval.toNanos()) {
+            reconcile();
+        }
         long[] changed = new long[1];
+        long deltaSyncsBefore = deltaSyncs;
         transaction(() -> changed[0] = syncInTransaction());
+        if (deltaSyncs > deltaSyncsBefore) {
+            exactDeltaSyncs++;
+        }
         return changed[0];
     }
 
@@ -486,7 +612,9 @@ public final class MaterializedViews implements AutoCloseable {
         for (TableName table : tracked) {
             pending += ChangeCapture.pending(connection, table);
         }
-        return new ViewStats(views.size(), broken.size(), tracked.size(), pending, syncs, deltaSyncs, capturedRows, viewRowsChanged, refreshes);
+        return new ViewStats(views.size(), broken.size(), tracked.size(), pending, syncs, deltaSyncs, capturedRows, viewRowsChanged,
+                refreshes, exactDeltaSyncs, scanSyncs, provisional.stream().map(TableName::toString).toList(), reconcileFailures,
+                lastReconcileError);
     }
 
     @Override

@@ -89,7 +89,14 @@ final class SqlFunctions {
                 new Metric("trigger_syncs", stats.deltaSyncs(), "syncs that applied captured rows"),
                 new Metric("trigger_rows", stats.capturedRows(), "captured delta rows applied since attach"),
                 new Metric("view_rows_changed", stats.viewRowsChanged(), "view rows deleted plus inserted since attach"),
-                new Metric("refreshes", stats.refreshes(), "full recomputes since attach"));
+                new Metric("refreshes", stats.refreshes(), "full recomputes since attach"),
+                new Metric("exact_delta_syncs", stats.exactDeltaSyncs(), "syncs that moved views by captured deltas alone"),
+                new Metric("scan_syncs", stats.scanSyncs(), "views rebuilt by scan-and-diff in a reconcile since attach"),
+                new Metric("provisional_tables", stats.provisionalTables().size(), stats.provisionalTables().isEmpty()
+                        ? "tables whose rows their deltas do not explain, awaiting reconcile"
+                        : "awaiting reconcile: " + String.join(", ", stats.provisionalTables())),
+                new Metric("reconcile_failures", stats.reconcileFailures(), "reconciles that failed since attach"),
+                new Metric("last_reconcile_error", stats.lastReconcileError().isEmpty() ? 0 : 1, stats.lastReconcileError()));
     }
 
     /** {@code dbsp_stats()}: columns metric VARCHAR, value BIGINT, detail VARCHAR. */

@@ -128,6 +128,7 @@ public final class ViewSql {
             }
         }
         if (CHECK.matcher(sql).matches()) {
+            views.reconcile();
             List<String> rows = new ArrayList<>();
             for (String name : views.names()) {
                 rows.add("(" + Sql.literal(name) + ", " + views.check(name) + "::BIGINT)");
