@@ -89,6 +89,13 @@ final class Catalog {
                 .isEmpty();
     }
 
+    /** The file an attached database was opened from, if it is a file. */
+    Optional<String> path(String database) {
+        List<String> found = Sql.strings(connection, "SELECT path FROM duckdb_databases() WHERE lower(database_name) = lower(?) "
+                + "AND path IS NOT NULL", database);
+        return found.isEmpty() ? Optional.empty() : Optional.of(found.get(0));
+    }
+
     /** Whether the database (an ATTACH alias) was attached read-only: no triggers can be created in it. */
     boolean readOnly(String database) {
         return !Sql.strings(connection, "SELECT 1 FROM duckdb_databases() WHERE lower(database_name) = lower(?) AND readonly",

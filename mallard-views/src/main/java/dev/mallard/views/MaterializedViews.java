@@ -4,11 +4,13 @@ import static java.util.Objects.requireNonNull;
 
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import java.nio.file.Path;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -18,6 +20,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import org.duckdb.DuckDBConnection;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -47,6 +50,13 @@ public final class MaterializedViews implements AutoCloseable {
     private long generation = -1;
     /** The catalog's tracked tables, as of {@link #generation}. */
     private Set<TableName> trackedTables = Set.of();
+    /** The databases attached when the views were last compiled (lower case): one missing breaks its views. */
+    private Set<String> databases = Set.of();
+    private boolean attachedTracked;
+    /** Attached tables whose capture-log rows this transaction took: deleted there after it commits. */
+    private final Set<TableName> collected = new HashSet<>();
+    /** Attached tables untracked in this transaction: their triggers go after it commits. */
+    private final Set<TableName> released = new HashSet<>();
     private long syncs;
     private long deltaSyncs;
     private long capturedRows;
@@ -120,11 +130,20 @@ public final class MaterializedViews implements AutoCloseable {
     public List<String> reconcile() {
         List<TableName> unexplained = new ArrayList<>();
         try {
+            // Outside the transaction: an attached table's triggers are written in its own database.
+            Set<TableName> repaired = new HashSet<>();
+            for (TableName table : trackedTables) {
+                if (catalog.table(table.database(), table.schema(), table.table()).isPresent()
+                        && ChangeCapture.repair(connection, table)) {
+                    repaired.add(table);
+                }
+            }
             transaction(() -> {
                 if (registry.generation() != generation) {
                     reload();
                 }
-                unexplained.addAll(unexplainedTables());
+                collectAttached();
+                unexplained.addAll(unexplainedTables(repaired));
                 if (!unexplained.isEmpty()) {
                     reconcileInTransaction(unexplained);
                 }
@@ -141,23 +160,26 @@ public final class MaterializedViews implements AutoCloseable {
         return unexplained.stream().map(TableName::toString).toList();
     }
 
+    private boolean databasesChanged() {
+        return (attachedTracked || !broken.isEmpty()) && !attachedDatabases().equals(databases);
+    }
+
     /** Tracked tables whose rows the deltas do not explain, or whose triggers were missing (now recreated). */
-    private List<TableName> unexplainedTables() {
+    private List<TableName> unexplainedTables(Set<TableName> repaired) {
         List<TableName> unexplained = new ArrayList<>();
-        for (TableName table : registry.tracked()) {
+        for (TableName table : trackedTables) {
             if (catalog.table(table.database(), table.schema(), table.table()).isEmpty()) {
                 continue; // Dropped: the views reading it are broken, and its tracking ends when they are dropped.
             }
-            boolean repaired = ChangeCapture.repair(connection, table);
             Fingerprint actual = Fingerprint.of(connection, table, ChangeCapture.capturedColumns(connection, table));
             Fingerprint pending = Fingerprint.ofDelta(connection, table);
             Optional<Fingerprint> applied = registry.fingerprint(table);
             if (applied.isEmpty()) {
                 // A catalog from before fingerprints: the table as it is now is the baseline.
                 registry.fingerprint(table, actual.minus(pending));
-            } else if (repaired || !applied.get().plus(pending).equals(actual)) {
+            } else if (repaired.contains(table) || !applied.get().plus(pending).equals(actual)) {
                 LOG.warn("table changed where the capture triggers could not see it table={} triggers_recreated={}",
-                        table, repaired);
+                        table, repaired.contains(table));
                 unexplained.add(table);
             }
         }
@@ -238,7 +260,8 @@ public final class MaterializedViews implements AutoCloseable {
         checkBinds(name, query);
         DeltaProgram program = compiler.compile(name, query);
         List<MaintainedView> dependents = existing == null ? List.of() : dependents(name);
-        transaction(() -> {
+        List<TableName> opened = openAttachedCaptures(program.tables());
+        transactionOpening(opened, () -> {
             syncInTransaction();
             for (int i = dependents.size() - 1; i >= 0; i--) {
                 dropInTransaction(dependents.get(i).name());
@@ -261,7 +284,7 @@ public final class MaterializedViews implements AutoCloseable {
      */
     private void build(String name, String query, DeltaProgram program) {
         Set<TableName> tracked = registry.tracked();
-        for (TableName table : program.tables()) {
+        for (TableName table : new LinkedHashSet<>(program.tables())) {
             if (!tracked.contains(table)) {
                 startCapture(table, false);
             }
@@ -286,7 +309,7 @@ public final class MaterializedViews implements AutoCloseable {
         checkFilled(name, query);
         registry.add(name, query);
         generation = registry.bump();
-        trackedTables = Set.copyOf(registry.tracked());
+        refreshTracked();
         views.put(key(name), new MaintainedView(name, query, program, table));
     }
 
@@ -381,11 +404,104 @@ public final class MaterializedViews implements AutoCloseable {
         stopUnusedCapture();
     }
 
-    /** Adds the triggers and delta log, and the table to the catalog with its current fingerprint. */
+    /**
+     * Adds the triggers and delta log (for an attached table, whose triggers {@link #openAttachedCaptures} added,
+     * the delta log), and the table to the catalog with its current fingerprint.
+     */
     private void startCapture(TableName table, boolean explicit) {
         List<String> columns = catalog.columns(table);
-        ChangeCapture.track(connection, table, columns);
+        if (table.isHome()) {
+            ChangeCapture.track(connection, table, columns);
+        } else {
+            ChangeCapture.stage(connection, table);
+        }
         registry.track(table, explicit, Fingerprint.of(connection, table, columns));
+    }
+
+    /**
+     * Adds the triggers and capture log of each attached table not tracked yet, in transactions of its own
+     * database (one transaction writes into one database only), before the views' transaction tracks it.
+     */
+    private List<TableName> openAttachedCaptures(Collection<TableName> tables) {
+        Set<TableName> tracked = registry.tracked();
+        List<TableName> opened = new ArrayList<>();
+        for (TableName table : new LinkedHashSet<>(tables)) {
+            if (table.isHome() || tracked.contains(table)) {
+                continue;
+            }
+            if (catalog.readOnly(table.database())) {
+                closeCaptures(opened);
+                throw new MallardException(ErrorCode.USER_VIEW_UNSUPPORTED, "the table " + table + " is in a database "
+                        + "attached read-only, where its changes cannot be captured; ATTACH it without READ_ONLY");
+            }
+            Optional<String> file = catalog.path(table.database());
+            String stem = file.map(f -> Path.of(f).getFileName().toString().replaceFirst("\\.[^.]*$", "")).orElse(table.database());
+            if (!stem.equalsIgnoreCase(table.database())) {
+                closeCaptures(opened);
+                throw new MallardException(ErrorCode.USER_VIEW_UNSUPPORTED, "the table " + table + " is in a database "
+                        + "attached as " + table.database() + " from " + file.orElseThrow() + "; attach it under its file's "
+                        + "name (ATTACH '" + file.orElseThrow() + "' AS " + stem + "): the capture triggers stored in that "
+                        + "file name the database, and that is its name when the file is opened on its own");
+            }
+            try {
+                ChangeCapture.track(connection, table, catalog.columns(table));
+            } catch (RuntimeException e) {
+                opened.add(table);
+                closeCaptures(opened);
+                throw e;
+            }
+            opened.add(table);
+        }
+        return opened;
+    }
+
+    /** Removes the triggers of attached tables that ended up untracked (the transaction that tracked them failed). */
+    private void closeCaptures(Collection<TableName> tables) {
+        Set<TableName> tracked = registry.tracked();
+        for (TableName table : tables) {
+            if (!tracked.contains(table)) {
+                ChangeCapture.untrack(connection, table, catalog.table(table.database(), table.schema(), table.table()).isPresent());
+            }
+        }
+    }
+
+    /** A transaction after {@link #openAttachedCaptures}: if it fails, the captures it opened are closed again. */
+    private void transactionOpening(List<TableName> opened, Runnable work) {
+        try {
+            transaction(work);
+        } catch (RuntimeException e) {
+            try {
+                closeCaptures(opened);
+            } catch (RuntimeException cleanup) {
+                e.addSuppressed(cleanup);
+            }
+            throw e;
+        }
+    }
+
+    /** The tracked tables whose databases are attached: the ones the syncs read. */
+    private void refreshTracked() {
+        Set<TableName> tracked = registry.tracked();
+        attachedTracked = tracked.stream().anyMatch(t -> !t.isHome());
+        if (attachedTracked) {
+            databases = attachedDatabases();
+        }
+        trackedTables = tracked.stream().filter(t -> t.isHome() || databases.contains(key(t.database())))
+                .collect(Collectors.toUnmodifiableSet());
+    }
+
+    private Set<String> attachedDatabases() {
+        return Set.copyOf(Sql.strings(connection, "SELECT lower(database_name) FROM duckdb_databases()"));
+    }
+
+    /** Copies the new capture-log rows of the attached tables into their delta logs (start of a sync). */
+    private void collectAttached() {
+        for (TableName table : trackedTables) {
+            if (!table.isHome()) {
+                ChangeCapture.collect(connection, table);
+                collected.add(table);
+            }
+        }
     }
 
     /** Untracks the tables that no view reads and {@code dbsp_track} did not ask for. */
@@ -393,13 +509,18 @@ public final class MaterializedViews implements AutoCloseable {
         Set<TableName> kept = new HashSet<>(registry.explicitlyTracked());
         views.values().forEach(v -> kept.addAll(v.program().tables()));
         for (TableName table : registry.tracked()) {
-            if (!kept.contains(table)) {
-                ChangeCapture.untrack(connection, table,
-                        catalog.table(table.database(), table.schema(), table.table()).isPresent());
-                registry.untrack(table);
+            if (kept.contains(table)) {
+                continue;
             }
+            if (table.isHome()) {
+                ChangeCapture.untrack(connection, table, catalog.table("", table.schema(), table.table()).isPresent());
+            } else {
+                ChangeCapture.unstage(connection, table);
+                released.add(table);
+            }
+            registry.untrack(table);
         }
-        trackedTables = Set.copyOf(registry.tracked());
+        refreshTracked();
     }
 
     /**
@@ -409,7 +530,8 @@ public final class MaterializedViews implements AutoCloseable {
      */
     public String track(String table) {
         TableName name = trackable(table);
-        transaction(() -> {
+        List<TableName> opened = openAttachedCaptures(List.of(name));
+        transactionOpening(opened, () -> {
             syncInTransaction();
             if (registry.tracked().contains(name)) {
                 registry.explicit(name, true);
@@ -417,7 +539,7 @@ public final class MaterializedViews implements AutoCloseable {
                 startCapture(name, true);
             }
             generation = registry.bump();
-            trackedTables = Set.copyOf(registry.tracked());
+            refreshTracked();
         });
         LOG.info("table tracked table={}", name);
         return name.toString();
@@ -475,7 +597,11 @@ public final class MaterializedViews implements AutoCloseable {
      * delta logs. Returns how many view rows were deleted plus inserted.
      */
     public long sync() {
-        if (!provisional.isEmpty() || reconcileInterval != null
+        if (databasesChanged()) {
+            // A database was attached or detached: its views break, or come back and are checked.
+            reload();
+            reconcile();
+        } else if (!provisional.isEmpty() || reconcileInterval != null
                 && System.nanoTime() - lastReconcileNanos >= reconcileInterval.toNanos()) {
             reconcile();
         }
@@ -497,6 +623,7 @@ public final class MaterializedViews implements AutoCloseable {
         if (registry.generation() != generation) {
             reload();
         }
+        collectAttached();
         Set<TableName> tracked = trackedTables;
         Set<TableName> changed = new HashSet<>();
         long captured = 0;
@@ -609,7 +736,7 @@ public final class MaterializedViews implements AutoCloseable {
     public ViewStats stats() {
         long pending = 0;
         Set<TableName> tracked = registry.tracked();
-        for (TableName table : tracked) {
+        for (TableName table : trackedTables) {
             pending += ChangeCapture.pending(connection, table);
         }
         return new ViewStats(views.size(), broken.size(), tracked.size(), pending, syncs, deltaSyncs, capturedRows, viewRowsChanged,
@@ -668,6 +795,8 @@ public final class MaterializedViews implements AutoCloseable {
             work.run();
             Sql.update(connection, "COMMIT");
         } catch (RuntimeException e) {
+            collected.clear();
+            released.clear();
             try (Statement statement = connection.createStatement()) {
                 statement.execute("ROLLBACK");
             } catch (SQLException rollback) {
@@ -676,6 +805,24 @@ public final class MaterializedViews implements AutoCloseable {
             reload();
             throw e;
         }
+        afterCommit();
+    }
+
+    /**
+     * The attached databases' side of a committed transaction, each in a transaction of its own: deletes the
+     * capture-log rows it took and removes the triggers of the tables it untracked. Both are safe to repeat.
+     */
+    private void afterCommit() {
+        List<TableName> taken = List.copyOf(collected);
+        List<TableName> gone = List.copyOf(released);
+        collected.clear();
+        released.clear();
+        for (TableName table : taken) {
+            if (trackedTables.contains(table)) {
+                ChangeCapture.collectGarbage(connection, table);
+            }
+        }
+        closeCaptures(gone);
     }
 
     /**
@@ -686,7 +833,8 @@ public final class MaterializedViews implements AutoCloseable {
         views.clear();
         broken.clear();
         generation = registry.generation();
-        trackedTables = Set.copyOf(registry.tracked());
+        databases = attachedDatabases();
+        refreshTracked();
         for (ViewRegistry.Entry entry : registry.views()) {
             try {
                 DeltaProgram program = compiler.compile(entry.name(), entry.sql());
