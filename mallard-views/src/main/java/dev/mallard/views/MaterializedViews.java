@@ -4,13 +4,11 @@ import static java.util.Objects.requireNonNull;
 
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
-import java.nio.file.Path;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -45,6 +43,7 @@ public final class MaterializedViews implements AutoCloseable {
     private final ViewRegistry registry;
     private final Catalog catalog;
     private final ViewCompiler compiler;
+    private final AttachedCapture attachedCapture;
     private final Map<String, MaintainedView> views = new LinkedHashMap<>();
     private final Map<String, String> broken = new LinkedHashMap<>();
     private long generation = -1;
@@ -53,10 +52,6 @@ public final class MaterializedViews implements AutoCloseable {
     /** The databases attached when the views were last compiled (lower case): one missing breaks its views. */
     private Set<String> databases = Set.of();
     private boolean attachedTracked;
-    /** Attached tables whose capture-log rows this transaction took: deleted there after it commits. */
-    private final Set<TableName> collected = new HashSet<>();
-    /** Attached tables untracked in this transaction: their triggers go after it commits. */
-    private final Set<TableName> released = new HashSet<>();
     private long syncs;
     private long deltaSyncs;
     private long capturedRows;
@@ -78,6 +73,7 @@ public final class MaterializedViews implements AutoCloseable {
         this.registry = new ViewRegistry(connection);
         this.catalog = new Catalog(connection);
         this.compiler = new ViewCompiler(new SqlTree(connection), catalog);
+        this.attachedCapture = new AttachedCapture(connection, catalog, registry);
     }
 
     /** Views on the database of {@code connection}, restoring those its catalog already holds. */
@@ -105,8 +101,9 @@ public final class MaterializedViews implements AutoCloseable {
         try {
             reconcile();
         } catch (MallardException e) {
-            // Counted and kept as provisional: every sync tries again before it moves a view.
-            LOG.warn("views attached with tables to reconcile tables={} reason=\"{}\"", provisional, e.getMessage());
+            // Counted, and the tables stay provisional: every sync tries again before it moves a view.
+            LOG.warn("reconcile failed at attach tables={} reason=\"{}\" fix=\"make the views' queries run on the tables' rows\"",
+                    provisional, e.getMessage());
         }
         LOG.debug("views attached views={} broken={}", views.size(), broken.size());
     }
@@ -142,7 +139,7 @@ public final class MaterializedViews implements AutoCloseable {
                 if (registry.generation() != generation) {
                     reload();
                 }
-                collectAttached();
+                attachedCapture.collect(trackedTables);
                 unexplained.addAll(unexplainedTables(repaired));
                 if (!unexplained.isEmpty()) {
                     reconcileInTransaction(unexplained);
@@ -152,7 +149,6 @@ public final class MaterializedViews implements AutoCloseable {
             reconcileFailures++;
             lastReconcileError = e.getMessage();
             provisional.addAll(unexplained);
-            LOG.warn("reconcile failed tables={} reason=\"{}\"", unexplained, e.getMessage());
             throw e;
         }
         provisional.clear();
@@ -260,7 +256,7 @@ public final class MaterializedViews implements AutoCloseable {
         checkBinds(name, query);
         DeltaProgram program = compiler.compile(name, query);
         List<MaintainedView> dependents = existing == null ? List.of() : dependents(name);
-        List<TableName> opened = openAttachedCaptures(program.tables());
+        List<TableName> opened = attachedCapture.open(program.tables());
         transactionOpening(opened, () -> {
             syncInTransaction();
             for (int i = dependents.size() - 1; i >= 0; i--) {
@@ -405,7 +401,7 @@ public final class MaterializedViews implements AutoCloseable {
     }
 
     /**
-     * Adds the triggers and delta log (for an attached table, whose triggers {@link #openAttachedCaptures} added,
+     * Adds the triggers and delta log (for an attached table, whose triggers {@link AttachedCapture#open} added,
      * the delta log), and the table to the catalog with its current fingerprint.
      */
     private void startCapture(TableName table, boolean explicit) {
@@ -418,60 +414,13 @@ public final class MaterializedViews implements AutoCloseable {
         registry.track(table, explicit, Fingerprint.of(connection, table, columns));
     }
 
-    /**
-     * Adds the triggers and capture log of each attached table not tracked yet, in transactions of its own
-     * database (one transaction writes into one database only), before the views' transaction tracks it.
-     */
-    private List<TableName> openAttachedCaptures(Collection<TableName> tables) {
-        Set<TableName> tracked = registry.tracked();
-        List<TableName> opened = new ArrayList<>();
-        for (TableName table : new LinkedHashSet<>(tables)) {
-            if (table.isHome() || tracked.contains(table)) {
-                continue;
-            }
-            if (catalog.readOnly(table.database())) {
-                closeCaptures(opened);
-                throw new MallardException(ErrorCode.USER_VIEW_UNSUPPORTED, "the table " + table + " is in a database "
-                        + "attached read-only, where its changes cannot be captured; ATTACH it without READ_ONLY");
-            }
-            Optional<String> file = catalog.path(table.database());
-            String stem = file.map(f -> Path.of(f).getFileName().toString().replaceFirst("\\.[^.]*$", "")).orElse(table.database());
-            if (!stem.equalsIgnoreCase(table.database())) {
-                closeCaptures(opened);
-                throw new MallardException(ErrorCode.USER_VIEW_UNSUPPORTED, "the table " + table + " is in a database "
-                        + "attached as " + table.database() + " from " + file.orElseThrow() + "; attach it under its file's "
-                        + "name (ATTACH '" + file.orElseThrow() + "' AS " + stem + "): the capture triggers stored in that "
-                        + "file name the database, and that is its name when the file is opened on its own");
-            }
-            try {
-                ChangeCapture.track(connection, table, catalog.columns(table));
-            } catch (RuntimeException e) {
-                opened.add(table);
-                closeCaptures(opened);
-                throw e;
-            }
-            opened.add(table);
-        }
-        return opened;
-    }
-
-    /** Removes the triggers of attached tables that ended up untracked (the transaction that tracked them failed). */
-    private void closeCaptures(Collection<TableName> tables) {
-        Set<TableName> tracked = registry.tracked();
-        for (TableName table : tables) {
-            if (!tracked.contains(table)) {
-                ChangeCapture.untrack(connection, table, catalog.table(table.database(), table.schema(), table.table()).isPresent());
-            }
-        }
-    }
-
-    /** A transaction after {@link #openAttachedCaptures}: if it fails, the captures it opened are closed again. */
+    /** A transaction after {@link AttachedCapture#open}: if it fails, the captures it opened are closed again. */
     private void transactionOpening(List<TableName> opened, Runnable work) {
         try {
             transaction(work);
         } catch (RuntimeException e) {
             try {
-                closeCaptures(opened);
+                attachedCapture.close(opened);
             } catch (RuntimeException cleanup) {
                 e.addSuppressed(cleanup);
             }
@@ -494,16 +443,6 @@ public final class MaterializedViews implements AutoCloseable {
         return Set.copyOf(Sql.strings(connection, "SELECT lower(database_name) FROM duckdb_databases()"));
     }
 
-    /** Copies the new capture-log rows of the attached tables into their delta logs (start of a sync). */
-    private void collectAttached() {
-        for (TableName table : trackedTables) {
-            if (!table.isHome()) {
-                ChangeCapture.collect(connection, table);
-                collected.add(table);
-            }
-        }
-    }
-
     /** Untracks the tables that no view reads and {@code dbsp_track} did not ask for. */
     private void stopUnusedCapture() {
         Set<TableName> kept = new HashSet<>(registry.explicitlyTracked());
@@ -515,8 +454,7 @@ public final class MaterializedViews implements AutoCloseable {
             if (table.isHome()) {
                 ChangeCapture.untrack(connection, table, catalog.table("", table.schema(), table.table()).isPresent());
             } else {
-                ChangeCapture.unstage(connection, table);
-                released.add(table);
+                attachedCapture.release(table);
             }
             registry.untrack(table);
         }
@@ -530,7 +468,7 @@ public final class MaterializedViews implements AutoCloseable {
      */
     public String track(String table) {
         TableName name = trackable(table);
-        List<TableName> opened = openAttachedCaptures(List.of(name));
+        List<TableName> opened = attachedCapture.open(List.of(name));
         transactionOpening(opened, () -> {
             syncInTransaction();
             if (registry.tracked().contains(name)) {
@@ -623,7 +561,7 @@ public final class MaterializedViews implements AutoCloseable {
         if (registry.generation() != generation) {
             reload();
         }
-        collectAttached();
+        attachedCapture.collect(trackedTables);
         Set<TableName> tracked = trackedTables;
         Set<TableName> changed = new HashSet<>();
         long captured = 0;
@@ -795,8 +733,7 @@ public final class MaterializedViews implements AutoCloseable {
             work.run();
             Sql.update(connection, "COMMIT");
         } catch (RuntimeException e) {
-            collected.clear();
-            released.clear();
+            attachedCapture.rolledBack();
             try (Statement statement = connection.createStatement()) {
                 statement.execute("ROLLBACK");
             } catch (SQLException rollback) {
@@ -805,24 +742,7 @@ public final class MaterializedViews implements AutoCloseable {
             reload();
             throw e;
         }
-        afterCommit();
-    }
-
-    /**
-     * The attached databases' side of a committed transaction, each in a transaction of its own: deletes the
-     * capture-log rows it took and removes the triggers of the tables it untracked. Both are safe to repeat.
-     */
-    private void afterCommit() {
-        List<TableName> taken = List.copyOf(collected);
-        List<TableName> gone = List.copyOf(released);
-        collected.clear();
-        released.clear();
-        for (TableName table : taken) {
-            if (trackedTables.contains(table)) {
-                ChangeCapture.collectGarbage(connection, table);
-            }
-        }
-        closeCaptures(gone);
+        attachedCapture.committed(trackedTables);
     }
 
     /**

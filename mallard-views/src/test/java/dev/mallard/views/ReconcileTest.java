@@ -67,6 +67,16 @@ class ReconcileTest {
     }
 
     @Test
+    void aViewTableThatOthersReadIsReconciledWhenWrittenWithItsTriggersDropped() {
+        dropTriggers(connection, "totals");
+        DuckDb.run(connection, "DELETE FROM totals WHERE city = 'Rome'", "INSERT INTO totals VALUES ('Nowhere', 99, 1)");
+
+        assertThat(views.reconcile()).containsExactly("main.totals");
+
+        assertEqualToTheirQueries();
+    }
+
+    @Test
     void aSyncChecksFirstWhenAnIntervalIsSetSoTriggersRecreatedBehindItsBackDoNotHideAWrite() {
         List<String> triggerSql = DuckDb.rows(connection, "SELECT sql FROM duckdb_triggers() WHERE table_name = 'orders'");
         dropTriggers(connection, "orders");
