@@ -488,10 +488,15 @@ public final class MaterializedViews implements AutoCloseable {
      * view reading it is dropped). Returns whether the table was tracked explicitly.
      */
     public boolean untrack(String table) {
-        TableName name = trackable(table);
-        if (!registry.explicitlyTracked().contains(name)) {
+        requireNonNull(table, "table is null");
+        Set<TableName> explicit = registry.explicitlyTracked();
+        // A table dropped since it was tracked no longer resolves: its entry is found by the name as written.
+        Optional<TableName> found = catalog.resolve(table).or(() -> explicit.stream().filter(t -> t.toString().equalsIgnoreCase(table)
+                || t.isHome() && t.schema().equalsIgnoreCase(catalog.currentSchema()) && t.table().equalsIgnoreCase(table)).findFirst());
+        if (found.isEmpty() || !explicit.contains(found.get())) {
             return false;
         }
+        TableName name = found.get();
         transaction(() -> {
             syncInTransaction();
             registry.explicit(name, false);

@@ -114,6 +114,18 @@ class ViewCatalogTest {
     }
 
     @Test
+    void aTrackedTableThatWasDroppedCanStillBeUntracked() {
+        views.track("orders");
+        DuckDb.run(connection, "DROP TABLE orders");
+        views.sync();
+        assertThat(views.untrack("orders")).isTrue();
+        assertThat(views.stats().trackedTables()).isZero();
+        assertThat(DuckDb.rows(connection, "SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'mallard_views' "
+                + "AND table_name LIKE 'delta$%'")).containsExactly("0");
+        assertThat(views.untrack("orders")).isFalse();
+    }
+
+    @Test
     void trackingATableThatDoesNotExistIsRefused() {
         DuckDb.run(connection, "CREATE VIEW plain AS SELECT * FROM orders");
         for (String name : new String[] {"nope", "plain", "mallard_views.views", "a.b.c.d"}) {
