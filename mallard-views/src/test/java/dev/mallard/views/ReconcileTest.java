@@ -121,6 +121,29 @@ class ReconcileTest {
     }
 
     @Test
+    void aCatalogFromBeforeFingerprintsTakesItsTablesAsTheyAreAtAttachAndChecksThemFromThen() throws Exception {
+        views.close();
+        connection.close();
+        try (DuckDBConnection raw = DuckDb.open(url)) {
+            DuckDb.run(raw, "ALTER TABLE mallard_views.tracked_tables DROP COLUMN row_hash",
+                    "ALTER TABLE mallard_views.tracked_tables DROP COLUMN row_count",
+                    "ALTER TABLE mallard_views.tracked_tables DROP COLUMN explicit",
+                    "ALTER TABLE mallard_views.tracked_tables DROP COLUMN database_name",
+                    "INSERT INTO orders VALUES (11, 'Oslo', 5)");
+        }
+        connection = DuckDb.open(url);
+        views = MaterializedViews.attach(connection);
+        assertThat(views.stats().scanSyncs()).isZero();
+        views.sync();
+        assertEqualToTheirQueries();
+
+        dropTriggers(connection, "orders");
+        DuckDb.run(connection, "DELETE FROM orders WHERE id = 11");
+        assertThat(views.reconcile()).containsExactly("main.orders");
+        assertEqualToTheirQueries();
+    }
+
+    @Test
     void aFailedReconcileIsCountedAndEverySyncTriesAgainUntilItWorks() {
         DuckDb.run(connection, "CREATE TABLE codes (code VARCHAR)", "INSERT INTO codes VALUES ('1'), ('2')");
         views.createView("numbers", "SELECT CAST(code AS INTEGER) AS n FROM codes");
