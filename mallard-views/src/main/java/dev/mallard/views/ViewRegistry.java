@@ -93,7 +93,7 @@ final class ViewRegistry {
     void track(TableName table, boolean explicit, Fingerprint fingerprint) {
         Sql.update(connection, "INSERT INTO " + TRACKED + " (database_name, schema_name, table_name, explicit, row_count, row_hash) "
                 + "VALUES (" + Sql.literal(table.database()) + ", " + Sql.literal(table.schema()) + ", " + Sql.literal(table.table())
-                + ", " + explicit + ", " + fingerprint.rows() + ", " + fingerprint.hash() + ")");
+                + ", " + explicit + ", " + fingerprint.rows() + ", " + hugeint(fingerprint) + ")");
     }
 
     /** Sets or clears the {@code dbsp_track} mark; without it the table stays tracked while a view reads it. */
@@ -114,13 +114,17 @@ final class ViewRegistry {
 
     void fingerprint(TableName table, Fingerprint fingerprint) {
         Sql.update(connection, "UPDATE " + TRACKED + " SET row_count = " + fingerprint.rows() + ", row_hash = "
-                + fingerprint.hash() + " WHERE " + matches(table));
+                + hugeint(fingerprint) + " WHERE " + matches(table));
     }
 
     /** Adds the delta log's fingerprint to the table's: the captured changes were applied. */
     static void advance(Connection connection, TableName table) {
         Sql.update(connection, "UPDATE " + TRACKED + " SET row_count = row_count + d.delta_rows, row_hash = row_hash + d.delta_hash "
                 + "FROM (" + Fingerprint.ofDeltaQuery(table) + ") AS d WHERE " + matches(table));
+    }
+
+    private static String hugeint(Fingerprint fingerprint) {
+        return "CAST('" + fingerprint.hash() + "' AS HUGEINT)";
     }
 
     private static String matches(TableName table) {
