@@ -220,7 +220,8 @@ public final class MaterializedViews implements AutoCloseable {
     }
 
     /**
-     * Registers {@code dbsp_sync()}, {@code dbsp_create_view(name, sql)}, {@code dbsp_drop_view(name)} and
+     * Registers {@code dbsp_sync()}, {@code dbsp_create_view(name, sql)}, {@code dbsp_drop_view(name)},
+     * {@code dbsp_drop_view_cascade(name)}, {@code dbsp_track(table)}, {@code dbsp_untrack(table)} and
      * {@code dbsp_stats()} as DuckDB functions, callable from any connection to this database. DuckDB keeps
      * them for the life of the database instance, so call this once per database.
      */
