@@ -256,7 +256,7 @@ public final class MaterializedViews implements AutoCloseable {
         }
         checkBinds(name, query);
         DeltaProgram program = compiler.compile(name, query);
-        List<MaintainedView> dependents = existing == null ? List.of() : dependents(name);
+        List<MaintainedView> dependents = existing == null && !replacingBroken ? List.of() : dependents(name);
         List<TableName> opened = attachedCapture.open(program.tables());
         transactionOpening(opened, () -> {
             syncInTransaction();

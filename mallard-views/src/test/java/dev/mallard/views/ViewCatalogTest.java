@@ -80,6 +80,27 @@ class ViewCatalogTest {
     }
 
     @Test
+    void replacingABrokenViewRebuildsTheViewsThatReadIt() throws Exception {
+        DuckDb.run(connection, "CREATE TABLE gone (city VARCHAR, total INTEGER)", "INSERT INTO gone VALUES ('Oslo', 50)");
+        views.createView("totals", "SELECT city, total FROM gone");
+        views.createView("big", BIG);
+        views.close();
+        connection.close();
+        connection = DuckDb.open("jdbc:duckdb:" + dir.resolve("shop.duckdb"));
+        DuckDb.run(connection, "DROP TABLE gone");
+        views = MaterializedViews.attach(connection);
+        assertThat(views.broken()).containsOnlyKeys("totals");
+
+        views.createOrReplaceView("totals", TOTALS);
+
+        assertThat(views.names()).containsExactly("totals", "big");
+        assertThat(DuckDb.rows(connection, "SELECT * FROM big")).containsExactly("Oslo|7", "Rome|9");
+        DuckDb.run(connection, "INSERT INTO orders VALUES (5, 'Bari', 10)");
+        views.sync();
+        assertThat(DuckDb.rows(connection, "SELECT * FROM big")).containsExactly("Bari|11", "Oslo|7", "Rome|9");
+    }
+
+    @Test
     void aTrackedTableIsCapturedBeforeAnyViewAndStaysTrackedUntilUntracked() {
         assertThat(views.track("main.orders")).isEqualTo("main.orders");
         assertThat(triggers()).isEqualTo(3);
