@@ -125,7 +125,7 @@ public final class MaterializedViews implements AutoCloseable {
      * Returns the tables that did not match.
      */
     public List<String> reconcile() {
-        List<TableName> unexplained = new ArrayList<>();
+        Map<TableName, Fingerprint> unexplained = new LinkedHashMap<>();
         try {
             // Outside the transaction: an attached table's triggers are written in its own database.
             Set<TableName> repaired = new HashSet<>();
@@ -140,7 +140,7 @@ public final class MaterializedViews implements AutoCloseable {
                     reload();
                 }
                 attachedCapture.collect(trackedTables);
-                unexplained.addAll(unexplainedTables(repaired));
+                unexplained.putAll(unexplainedTables(repaired));
                 if (!unexplained.isEmpty()) {
                     reconcileInTransaction(unexplained);
                 }
@@ -148,21 +148,24 @@ public final class MaterializedViews implements AutoCloseable {
         } catch (RuntimeException e) {
             reconcileFailures++;
             lastReconcileError = e.getMessage();
-            provisional.addAll(unexplained);
+            provisional.addAll(unexplained.keySet());
             throw e;
         }
         provisional.clear();
         lastReconcileNanos = System.nanoTime();
-        return unexplained.stream().map(TableName::toString).toList();
+        return unexplained.keySet().stream().map(TableName::toString).toList();
     }
 
     private boolean databasesChanged() {
         return (attachedTracked || !broken.isEmpty()) && !attachedDatabases().equals(databases);
     }
 
-    /** Tracked tables whose rows the deltas do not explain, or whose triggers were missing (now recreated). */
-    private List<TableName> unexplainedTables(Set<TableName> repaired) {
-        List<TableName> unexplained = new ArrayList<>();
+    /**
+     * Tracked tables whose rows the deltas do not explain, or whose triggers were missing (now recreated), with
+     * their fingerprints as they are in this transaction.
+     */
+    private Map<TableName, Fingerprint> unexplainedTables(Set<TableName> repaired) {
+        Map<TableName, Fingerprint> unexplained = new LinkedHashMap<>();
         for (TableName table : trackedTables) {
             if (catalog.table(table.database(), table.schema(), table.table()).isEmpty()) {
                 continue; // Dropped: the views reading it are broken, and its tracking ends when they are dropped.
@@ -176,7 +179,7 @@ public final class MaterializedViews implements AutoCloseable {
             } else if (repaired.contains(table) || !applied.get().plus(pending).equals(actual)) {
                 LOG.warn("table changed where the capture triggers could not see it table={} triggers_recreated={}",
                         table, repaired.contains(table));
-                unexplained.add(table);
+                unexplained.put(table, actual);
             }
         }
         return unexplained;
@@ -186,11 +189,11 @@ public final class MaterializedViews implements AutoCloseable {
      * Moves every other view by its deltas, rebuilds by scan-and-diff the views that read an unexplained table
      * (or are one), moves their readers by the differences, and takes the tables' fingerprints as they are now.
      */
-    private void reconcileInTransaction(List<TableName> unexplained) {
+    private void reconcileInTransaction(Map<TableName, Fingerprint> unexplained) {
         Set<String> rebuilt = new HashSet<>();
         for (MaintainedView view : views.values()) {
-            boolean reads = view.program().tables().stream().anyMatch(unexplained::contains);
-            boolean is = unexplained.contains(new TableName(catalog.currentSchema(), view.name()));
+            boolean reads = view.program().tables().stream().anyMatch(unexplained::containsKey);
+            boolean is = unexplained.containsKey(new TableName(catalog.currentSchema(), view.name()));
             if (reads || is) {
                 rebuilt.add(key(view.name()));
             }
@@ -202,10 +205,14 @@ public final class MaterializedViews implements AutoCloseable {
             }
         }
         syncInTransaction(rebuilt);
-        for (TableName table : unexplained) {
-            registry.fingerprint(table, Fingerprint.of(connection, table, ChangeCapture.capturedColumns(connection, table)));
-        }
-        LOG.info("views reconciled by scan-and-diff tables={} views={}", unexplained, rebuilt);
+        unexplained.forEach((table, checked) -> {
+            // A base table did not change in this transaction; a view table was just rebuilt.
+            boolean viewTable = table.isHome() && table.schema().equalsIgnoreCase(catalog.currentSchema())
+                    && views.containsKey(key(table.table()));
+            registry.fingerprint(table, viewTable
+                    ? Fingerprint.of(connection, table, ChangeCapture.capturedColumns(connection, table)) : checked);
+        });
+        LOG.info("views reconciled by scan-and-diff tables={} views={}", unexplained.keySet(), rebuilt);
     }
 
     /** Computes the view's query and applies its difference from the view table as the view's delta. */
