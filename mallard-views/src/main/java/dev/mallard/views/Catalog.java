@@ -3,6 +3,7 @@ package dev.mallard.views;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
@@ -29,14 +30,76 @@ final class Catalog {
 
     /** The table as the catalog spells it, if a base table of that name exists in the current database. */
     Optional<TableName> table(String schema, String table) {
-        List<String> found = Sql.strings(connection, "SELECT schema_name || chr(0) || table_name FROM duckdb_tables() "
-                + "WHERE database_name = current_database() AND lower(schema_name) = lower(?) AND lower(table_name) = lower(?) "
-                + "AND NOT temporary", schema, table);
+        return table("", schema, table);
+    }
+
+    /**
+     * The table as the catalog spells it, if a base table of that name exists in the database (empty or the
+     * current database's name: the current database; otherwise an ATTACH alias).
+     */
+    Optional<TableName> table(String database, String schema, String table) {
+        boolean home = database.isEmpty() || database.equalsIgnoreCase(currentDatabase());
+        List<String> found = Sql.strings(connection, "SELECT database_name || chr(0) || schema_name || chr(0) || table_name "
+                + "FROM duckdb_tables() WHERE lower(database_name) = lower(" + (home ? "current_database()" : "?") + ") "
+                + "AND lower(schema_name) = lower(?) AND lower(table_name) = lower(?) AND NOT temporary",
+                home ? new Object[] {schema, table} : new Object[] {database, schema, table});
         if (found.isEmpty()) {
             return Optional.empty();
         }
-        String[] parts = found.get(0).split("\u0000", 2);
-        return Optional.of(new TableName(parts[0], parts[1]));
+        String[] parts = found.get(0).split("\u0000", 3);
+        return Optional.of(new TableName(home ? "" : parts[0], parts[1], parts[2]));
+    }
+
+    /**
+     * The base table a written name means, as DuckDB resolves it: {@code t} in the current schema,
+     * {@code s.t} (or, without a schema s, {@code db.t} in db's main schema), {@code db.s.t}; parts may be
+     * double-quoted.
+     */
+    Optional<TableName> resolve(String written) {
+        List<String> parts = new ArrayList<>();
+        StringBuilder part = new StringBuilder();
+        boolean quoted = false;
+        for (int i = 0; i < written.length(); i++) {
+            char c = written.charAt(i);
+            if (c == '"' && quoted && i + 1 < written.length() && written.charAt(i + 1) == '"') {
+                part.append('"');
+                i++;
+            } else if (c == '"') {
+                quoted = !quoted;
+            } else if (c == '.' && !quoted) {
+                parts.add(part.toString().strip());
+                part.setLength(0);
+            } else {
+                part.append(c);
+            }
+        }
+        parts.add(part.toString().strip());
+        return switch (parts.size()) {
+            case 1 -> table(currentSchema(), parts.get(0));
+            case 2 -> table(parts.get(0), parts.get(1)).or(() -> databaseExists(parts.get(0))
+                    ? table(parts.get(0), "main", parts.get(1)) : Optional.empty());
+            case 3 -> databaseExists(parts.get(0)) ? table(parts.get(0), parts.get(1), parts.get(2)) : Optional.empty();
+            default -> Optional.empty();
+        };
+    }
+
+    /** Whether a database of that name is attached (the current one included). */
+    boolean databaseExists(String database) {
+        return !Sql.strings(connection, "SELECT 1 FROM duckdb_databases() WHERE lower(database_name) = lower(?)", database)
+                .isEmpty();
+    }
+
+    /** The file an attached database was opened from, if it is a file. */
+    Optional<String> path(String database) {
+        List<String> found = Sql.strings(connection, "SELECT path FROM duckdb_databases() WHERE lower(database_name) = lower(?) "
+                + "AND path IS NOT NULL", database);
+        return found.isEmpty() ? Optional.empty() : Optional.of(found.get(0));
+    }
+
+    /** Whether the database (an ATTACH alias) was attached read-only: no triggers can be created in it. */
+    boolean readOnly(String database) {
+        return !Sql.strings(connection, "SELECT 1 FROM duckdb_databases() WHERE lower(database_name) = lower(?) AND readonly",
+                database).isEmpty();
     }
 
     boolean isView(String schema, String table) {
@@ -52,8 +115,9 @@ final class Catalog {
     }
 
     List<String> columns(TableName table) {
-        return Sql.strings(connection, "SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() "
-                + "AND schema_name = ? AND table_name = ? ORDER BY column_index", table.schema(), table.table());
+        return Sql.strings(connection, "SELECT column_name FROM duckdb_columns() WHERE database_name = "
+                + (table.isHome() ? "current_database()" : Sql.literal(table.database()))
+                + " AND schema_name = ? AND table_name = ? ORDER BY column_index", table.schema(), table.table());
     }
 
     /** Whether a query binds on its own (a subquery that refers to an enclosing query's columns does not). */

@@ -8,14 +8,18 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import org.duckdb.DuckDBConnection;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -40,16 +44,29 @@ public final class MaterializedViews implements AutoCloseable {
     private final ViewRegistry registry;
     private final Catalog catalog;
     private final ViewCompiler compiler;
+    private final AttachedCapture attachedCapture;
     private final Map<String, MaintainedView> views = new LinkedHashMap<>();
     private final Map<String, String> broken = new LinkedHashMap<>();
     private long generation = -1;
     /** The catalog's tracked tables, as of {@link #generation}. */
     private Set<TableName> trackedTables = Set.of();
+    /** The databases attached when the views were last compiled (lower case): one missing breaks its views. */
+    private Set<String> databases = Set.of();
+    private boolean attachedTracked;
     private long syncs;
     private long deltaSyncs;
     private long capturedRows;
     private long viewRowsChanged;
     private long refreshes;
+    private long exactDeltaSyncs;
+    private long scanSyncs;
+    private long reconcileFailures;
+    private String lastReconcileError = "";
+    /** Tracked tables whose fingerprint their applied deltas did not explain at the last check, not yet reconciled. */
+    private final Set<TableName> provisional = new LinkedHashSet<>();
+    /** How often a sync checks the fingerprints first; null: only at attach and on {@link #reconcile()}. */
+    private Duration reconcileInterval;
+    private long lastReconcileNanos = System.nanoTime();
 
     private MaterializedViews(DuckDBConnection user, DuckDBConnection connection) {
         this.user = user;
@@ -57,6 +74,7 @@ public final class MaterializedViews implements AutoCloseable {
         this.registry = new ViewRegistry(connection);
         this.catalog = new Catalog(connection);
         this.compiler = new ViewCompiler(new SqlTree(connection), catalog);
+        this.attachedCapture = new AttachedCapture(connection, catalog, registry);
     }
 
     /** Views on the database of {@code connection}, restoring those its catalog already holds. */
@@ -86,11 +104,137 @@ public final class MaterializedViews implements AutoCloseable {
     private void restore() {
         registry.ensure();
         reload();
+        try {
+            reconcile();
+        } catch (MallardException e) {
+            // Counted, and the tables stay provisional: every sync tries again before it moves a view.
+            LOG.warn("reconcile failed at attach tables={} reason=\"{}\" fix=\"make the views' queries run on the tables' rows\"",
+                    provisional, e.getMessage());
+        }
         LOG.debug("views attached views={} broken={}", views.size(), broken.size());
     }
 
     /**
-     * Registers {@code dbsp_sync()}, {@code dbsp_create_view(name, sql)}, {@code dbsp_drop_view(name)} and
+     * Sets how often a sync first checks every tracked table's fingerprint (and reconciles what does not match);
+     * {@code null} (the default) checks only at attach, on {@link #reconcile()} and in {@code dbsp_check()}.
+     */
+    public MaterializedViews reconcileEvery(Duration interval) {
+        this.reconcileInterval = interval;
+        return this;
+    }
+
+    /**
+     * The consistency check and reconcile: compares every tracked table's fingerprint (row count and hash sum)
+     * with what its applied and pending deltas explain, creates missing capture triggers again, and rebuilds the
+     * views that read a table that does not match by scan-and-diff: each such view's query is computed and its
+     * difference from the view table applied as a delta, so the views that read it move too. One transaction.
+     * Returns the tables that did not match.
+     */
+    public List<String> reconcile() {
+        Map<TableName, Fingerprint> unexplained = new LinkedHashMap<>();
+        try {
+            // Outside the transaction: an attached table's triggers are written in its own database.
+            Set<TableName> repaired = new HashSet<>();
+            for (TableName table : trackedTables) {
+                if (catalog.table(table.database(), table.schema(), table.table()).isPresent()
+                        && ChangeCapture.repair(connection, table)) {
+                    repaired.add(table);
+                }
+            }
+            transaction(() -> {
+                if (registry.generation() != generation) {
+                    reload();
+                }
+                attachedCapture.collect(trackedTables);
+                unexplained.putAll(unexplainedTables(repaired));
+                if (!unexplained.isEmpty()) {
+                    reconcileInTransaction(unexplained);
+                }
+            });
+        } catch (RuntimeException e) {
+            reconcileFailures++;
+            lastReconcileError = e.getMessage();
+            provisional.addAll(unexplained.keySet());
+            throw e;
+        }
+        provisional.clear();
+        lastReconcileNanos = System.nanoTime();
+        return unexplained.keySet().stream().map(TableName::toString).toList();
+    }
+
+    private boolean databasesChanged() {
+        return (attachedTracked || !broken.isEmpty()) && !attachedDatabases().equals(databases);
+    }
+
+    /**
+     * Tracked tables whose rows the deltas do not explain, or whose triggers were missing (now recreated), with
+     * their fingerprints as they are in this transaction.
+     */
+    private Map<TableName, Fingerprint> unexplainedTables(Set<TableName> repaired) {
+        Map<TableName, Fingerprint> unexplained = new LinkedHashMap<>();
+        for (TableName table : trackedTables) {
+            if (catalog.table(table.database(), table.schema(), table.table()).isEmpty()) {
+                continue; // Dropped: the views reading it are broken, and its tracking ends when they are dropped.
+            }
+            Fingerprint actual = Fingerprint.of(connection, table, ChangeCapture.capturedColumns(connection, table));
+            Fingerprint pending = Fingerprint.ofDelta(connection, table);
+            Optional<Fingerprint> applied = registry.fingerprint(table);
+            if (applied.isEmpty()) {
+                // A catalog from before fingerprints: the table as it is now is the baseline.
+                registry.fingerprint(table, actual.minus(pending));
+            } else if (repaired.contains(table) || !applied.get().plus(pending).equals(actual)) {
+                LOG.warn("table changed where the capture triggers could not see it table={} triggers_recreated={}",
+                        table, repaired.contains(table));
+                unexplained.put(table, actual);
+            }
+        }
+        return unexplained;
+    }
+
+    /**
+     * Moves every other view by its deltas, rebuilds by scan-and-diff the views that read an unexplained table
+     * (or are one), moves their readers by the differences, and takes the tables' fingerprints as they are now.
+     */
+    private void reconcileInTransaction(Map<TableName, Fingerprint> unexplained) {
+        Set<String> rebuilt = new HashSet<>();
+        for (MaintainedView view : views.values()) {
+            boolean reads = view.program().tables().stream().anyMatch(unexplained::containsKey);
+            boolean is = unexplained.containsKey(new TableName(catalog.currentSchema(), view.name()));
+            if (reads || is) {
+                rebuilt.add(key(view.name()));
+            }
+        }
+        syncInTransaction(rebuilt);
+        for (MaintainedView view : views.values()) {
+            if (rebuilt.contains(key(view.name()))) {
+                rescan(view);
+            }
+        }
+        syncInTransaction(rebuilt);
+        unexplained.forEach((table, checked) -> {
+            // A base table did not change in this transaction; a view table was just rebuilt.
+            boolean viewTable = table.isHome() && table.schema().equalsIgnoreCase(catalog.currentSchema())
+                    && views.containsKey(key(table.table()));
+            registry.fingerprint(table, viewTable
+                    ? Fingerprint.of(connection, table, ChangeCapture.capturedColumns(connection, table)) : checked);
+        });
+        LOG.info("views reconciled by scan-and-diff tables={} views={}", unexplained.keySet(), rebuilt);
+    }
+
+    /** Computes the view's query and applies its difference from the view table as the view's delta. */
+    private void rescan(MaintainedView view) {
+        view.table().prepareOutput(connection);
+        Sql.update(connection, "INSERT INTO " + ViewTable.OUTPUT + " SELECT *, -1 FROM " + view.table().relation());
+        view.program().dropState(connection);
+        view.program().initialize(connection);
+        viewRowsChanged += view.table().apply(connection);
+        view.table().dropScratch(connection);
+        scanSyncs++;
+    }
+
+    /**
+     * Registers {@code dbsp_sync()}, {@code dbsp_create_view(name, sql)}, {@code dbsp_drop_view(name)},
+     * {@code dbsp_drop_view_cascade(name)}, {@code dbsp_track(table)}, {@code dbsp_untrack(table)} and
      * {@code dbsp_stats()} as DuckDB functions, callable from any connection to this database. DuckDB keeps
      * them for the life of the database instance, so call this once per database.
      */
@@ -118,9 +262,6 @@ public final class MaterializedViews implements AutoCloseable {
         checkName(name);
         String query = stripSemicolon(sql);
         MaintainedView existing = views.get(key(name));
-        if (existing != null && replace) {
-            refuseIfRead(name, "replaced");
-        }
         boolean replacingBroken = replace && broken.containsKey(key(name));
         if (existing == null && !replacingBroken && catalog.relationExists(name) || existing != null && !replace) {
             throw new MallardException(ErrorCode.USER_VIEW_EXISTS, "a table or view named " + name
@@ -128,43 +269,74 @@ public final class MaterializedViews implements AutoCloseable {
         }
         checkBinds(name, query);
         DeltaProgram program = compiler.compile(name, query);
-        transaction(() -> {
+        List<MaintainedView> dependents = existing == null && !replacingBroken ? List.of() : dependents(name);
+        List<TableName> opened = attachedCapture.open(program.tables());
+        transactionOpening(opened, () -> {
             syncInTransaction();
+            for (int i = dependents.size() - 1; i >= 0; i--) {
+                dropInTransaction(dependents.get(i).name());
+            }
             if (existing != null || replacingBroken) {
                 dropInTransaction(name);
             }
-            Set<TableName> tracked = registry.tracked();
-            for (TableName table : program.tables()) {
-                if (!tracked.contains(table)) {
-                    ChangeCapture.track(connection, table, catalog.columns(table));
-                    registry.track(table);
-                }
+            build(name, query, program);
+            for (MaintainedView dependent : dependents) {
+                rebuildDependent(dependent, name);
             }
-            Sql.createEmpty(connection, "CREATE TABLE " + Sql.quote(name), "SELECT * FROM (" + query + "\n) AS q", "");
-            List<String> columns = viewColumns(name);
-            for (String column : columns) {
-                if (column.equalsIgnoreCase(Source.WEIGHT) || column.equalsIgnoreCase("rowid")) {
-                    throw Refusal.unsupported(name, "an output column named " + column,
-                            "alias it (AS ...): the maintainer uses that name for the weight and the row id");
-                }
-            }
-            ViewTable table = new ViewTable(name, columns);
-            table.prepareOutput(connection);
-            program.initialize(connection);
-            table.apply(connection);
-            // Runs the delta program once over the empty logs, so SQL it cannot run fails here and not in a sync.
-            table.prepareOutput(connection);
-            program.maintain(connection, Set.copyOf(program.tables()));
-            table.apply(connection);
-            table.dropScratch(connection);
-            checkFilled(name, query);
-            registry.add(name, query);
-            generation = registry.bump();
-            trackedTables = Set.copyOf(registry.tracked());
-            views.put(key(name), new MaintainedView(name, query, program, table));
         });
-        LOG.info("materialized view created view={} program={} tables={}", name,
-                program.getClass().getSimpleName(), program.tables());
+        LOG.info("materialized view created view={} program={} tables={} rebuilt_dependents={}", name,
+                program.getClass().getSimpleName(), program.tables(), dependents.stream().map(MaintainedView::name).toList());
+    }
+
+    /**
+     * Creates, fills and registers a compiled view, inside the caller's transaction; its source tables are tracked
+     * first if they are not yet.
+     */
+    private void build(String name, String query, DeltaProgram program) {
+        Set<TableName> tracked = registry.tracked();
+        for (TableName table : new LinkedHashSet<>(program.tables())) {
+            if (!tracked.contains(table)) {
+                startCapture(table, false);
+            }
+        }
+        Sql.createEmpty(connection, "CREATE TABLE " + Sql.quote(name), "SELECT * FROM (" + query + "\n) AS q", "");
+        List<String> columns = viewColumns(name);
+        for (String column : columns) {
+            if (column.equalsIgnoreCase(Source.WEIGHT) || column.equalsIgnoreCase("rowid")) {
+                throw Refusal.unsupported(name, "an output column named " + column,
+                        "alias it (AS ...): the maintainer uses that name for the weight and the row id");
+            }
+        }
+        ViewTable table = new ViewTable(name, columns);
+        table.prepareOutput(connection);
+        program.initialize(connection);
+        table.apply(connection);
+        // Runs the delta program once over the empty logs, so SQL it cannot run fails here and not in a sync.
+        table.prepareOutput(connection);
+        program.maintain(connection, Set.copyOf(program.tables()));
+        table.apply(connection);
+        table.dropScratch(connection);
+        checkFilled(name, query);
+        registry.add(name, query);
+        generation = registry.bump();
+        refreshTracked();
+        views.put(key(name), new MaintainedView(name, query, program, table));
+    }
+
+    /**
+     * Compiles and fills a view that reads a replaced view again, against the replacement (same transaction). A
+     * view that no longer binds or compiles fails the whole replace, naming the view.
+     */
+    private void rebuildDependent(MaintainedView dependent, String replaced) {
+        try {
+            checkBinds(dependent.name(), dependent.sql());
+            build(dependent.name(), dependent.sql(), compiler.compile(dependent.name(), dependent.sql()));
+        } catch (MallardException e) {
+            throw new MallardException(ErrorCode.USER_VIEW_DEPENDED_ON, "materialized view " + replaced
+                    + " was not replaced: materialized view " + dependent.name() + " reads it and does not work against "
+                    + "the new query (" + e.describe() + "); replace " + dependent.name() + " first with a query that "
+                    + "works against both, or drop it", e);
+        }
     }
 
     public void dropView(String name) {
@@ -187,23 +359,8 @@ public final class MaterializedViews implements AutoCloseable {
         if (!broken.containsKey(key(name))) {
             maintained(name);
         }
-        Set<String> doomed = new HashSet<>(Set.of(key(name)));
-        // Creation order is a dependency order, so one pass finds readers of readers.
-        for (MaintainedView view : views.values()) {
-            if (readsAny(view, doomed)) {
-                doomed.add(key(view.name()));
-            }
-        }
-        List<String> order = new ArrayList<>();
-        List<MaintainedView> all = new ArrayList<>(views.values());
-        for (int i = all.size() - 1; i >= 0; i--) {
-            if (doomed.contains(key(all.get(i).name()))) {
-                order.add(all.get(i).name());
-            }
-        }
-        if (!order.stream().map(MaterializedViews::key).toList().contains(key(name))) {
-            order.add(name);
-        }
+        List<String> order = new ArrayList<>(dependents(name).reversed().stream().map(MaintainedView::name).toList());
+        order.add(name);
         transaction(() -> order.forEach(this::dropInTransaction));
         LOG.info("materialized views dropped views={} cascade_from={}", order, name);
         return List.copyOf(order);
@@ -218,10 +375,23 @@ public final class MaterializedViews implements AutoCloseable {
         return true;
     }
 
+    /** The views that read {@code name} directly or through other views, in creation order. */
+    private List<MaintainedView> dependents(String name) {
+        Set<String> read = new HashSet<>(Set.of(key(name)));
+        List<MaintainedView> found = new ArrayList<>();
+        // Creation order is a dependency order, so one pass finds readers of readers.
+        for (MaintainedView view : views.values()) {
+            if (!read.contains(key(view.name())) && readsAny(view, read)) {
+                read.add(key(view.name()));
+                found.add(view);
+            }
+        }
+        return found;
+    }
+
     private boolean readsAny(MaintainedView view, Set<String> names) {
-        String schema = catalog.currentSchema();
-        return !names.contains(key(view.name())) && view.program().tables().stream()
-                .anyMatch(t -> t.schema().equalsIgnoreCase(schema) && names.contains(key(t.table())));
+        return view.program().tables().stream().anyMatch(t -> t.isHome() && t.schema().equalsIgnoreCase(catalog.currentSchema())
+                && names.contains(key(t.table())));
     }
 
     /** Drops the view if it exists; returns whether it did. */
@@ -241,15 +411,125 @@ public final class MaterializedViews implements AutoCloseable {
         generation = registry.bump();
         views.remove(key(name));
         broken.remove(key(name));
-        Set<TableName> stillRead = new HashSet<>();
-        views.values().forEach(v -> stillRead.addAll(v.program().tables()));
-        for (TableName table : registry.tracked()) {
-            if (!stillRead.contains(table)) {
-                ChangeCapture.untrack(connection, table, catalog.table(table.schema(), table.table()).isPresent());
-                registry.untrack(table);
-            }
+        stopUnusedCapture();
+    }
+
+    /**
+     * Adds the triggers and delta log (for an attached table, whose triggers {@link AttachedCapture#open} added,
+     * the delta log), and the table to the catalog with its current fingerprint.
+     */
+    private void startCapture(TableName table, boolean explicit) {
+        List<String> columns = catalog.columns(table);
+        if (table.isHome()) {
+            ChangeCapture.track(connection, table, columns);
+        } else {
+            ChangeCapture.stage(connection, table);
         }
-        trackedTables = Set.copyOf(registry.tracked());
+        registry.track(table, explicit, Fingerprint.of(connection, table, columns));
+    }
+
+    /** A transaction after {@link AttachedCapture#open}: if it fails, the captures it opened are closed again. */
+    private void transactionOpening(List<TableName> opened, Runnable work) {
+        try {
+            transaction(work);
+        } catch (RuntimeException e) {
+            try {
+                attachedCapture.close(opened);
+            } catch (RuntimeException cleanup) {
+                e.addSuppressed(cleanup);
+            }
+            throw e;
+        }
+    }
+
+    /** The tracked tables whose databases are attached: the ones the syncs read. */
+    private void refreshTracked() {
+        Set<TableName> tracked = registry.tracked();
+        attachedTracked = tracked.stream().anyMatch(t -> !t.isHome());
+        if (attachedTracked) {
+            databases = attachedDatabases();
+        }
+        trackedTables = tracked.stream().filter(t -> t.isHome() || databases.contains(key(t.database())))
+                .collect(Collectors.toUnmodifiableSet());
+    }
+
+    private Set<String> attachedDatabases() {
+        return Set.copyOf(Sql.strings(connection, "SELECT lower(database_name) FROM duckdb_databases()"));
+    }
+
+    /** Untracks the tables that no view reads and {@code dbsp_track} did not ask for. */
+    private void stopUnusedCapture() {
+        Set<TableName> kept = new HashSet<>(registry.explicitlyTracked());
+        views.values().forEach(v -> kept.addAll(v.program().tables()));
+        for (TableName table : registry.tracked()) {
+            if (kept.contains(table)) {
+                continue;
+            }
+            if (table.isHome()) {
+                ChangeCapture.untrack(connection, table, catalog.table("", table.schema(), table.table()).isPresent());
+            } else {
+                attachedCapture.release(table);
+            }
+            registry.untrack(table);
+        }
+        refreshTracked();
+    }
+
+    /**
+     * Starts capturing a base table's changes before any view reads it ({@code dbsp_track}). The table stays
+     * tracked, across reopens, until {@link #untrack}, whether views read it or not. Returns the table as the
+     * catalog spells it.
+     */
+    public String track(String table) {
+        TableName name = trackable(table);
+        List<TableName> opened = attachedCapture.open(List.of(name));
+        transactionOpening(opened, () -> {
+            syncInTransaction();
+            if (registry.tracked().contains(name)) {
+                registry.explicit(name, true);
+            } else {
+                startCapture(name, true);
+            }
+            generation = registry.bump();
+            refreshTracked();
+        });
+        LOG.info("table tracked table={}", name);
+        return name.toString();
+    }
+
+    /**
+     * Takes back {@link #track}: the table stops being captured when no view reads it (now, or when the last
+     * view reading it is dropped). Returns whether the table was tracked explicitly.
+     */
+    public boolean untrack(String table) {
+        requireNonNull(table, "table is null");
+        Set<TableName> explicit = registry.explicitlyTracked();
+        // A table dropped since it was tracked no longer resolves: its entry is found by the name as written.
+        Optional<TableName> found = catalog.resolve(table).or(() -> explicit.stream().filter(t -> t.toString().equalsIgnoreCase(table)
+                || t.isHome() && t.schema().equalsIgnoreCase(catalog.currentSchema()) && t.table().equalsIgnoreCase(table)).findFirst());
+        if (found.isEmpty() || !explicit.contains(found.get())) {
+            return false;
+        }
+        TableName name = found.get();
+        transaction(() -> {
+            syncInTransaction();
+            registry.explicit(name, false);
+            stopUnusedCapture();
+            generation = registry.bump();
+        });
+        LOG.info("table untracked table={} still_tracked={}", name, trackedTables.contains(name));
+        return true;
+    }
+
+    private TableName trackable(String table) {
+        requireNonNull(table, "table is null");
+        TableName name = catalog.resolve(table).orElseThrow(() -> new MallardException(ErrorCode.USER_SQL_INVALID,
+                "no base table " + table + " to track; name an existing table as t, schema.t or database.schema.t "
+                        + "(views and temporary tables cannot be tracked)"));
+        if (name.schema().equalsIgnoreCase(TableName.VIEWS_SCHEMA)) {
+            throw new MallardException(ErrorCode.USER_SQL_INVALID, "the table " + name + " is Mallard's own; track your tables");
+        }
+        return name;
     }
 
     /** Recomputes the view from its tables (the safety net for changes the triggers could not see). */
@@ -274,8 +554,20 @@ public final class MaterializedViews implements AutoCloseable {
      * delta logs. Returns how many view rows were deleted plus inserted.
      */
     public long sync() {
+        if (databasesChanged()) {
+            // A database was attached or detached: its views break, or come back and are checked.
+            reload();
+            reconcile();
+        } else if (!provisional.isEmpty() || reconcileInterval != null
+                && System.nanoTime() - lastReconcileNanos >= reconcileInterval.toNanos()) {
+            reconcile();
+        }
         long[] changed = new long[1];
+        long deltaSyncsBefore = deltaSyncs;
         transaction(() -> changed[0] = syncInTransaction());
+        if (deltaSyncs > deltaSyncsBefore) {
+            exactDeltaSyncs++;
+        }
         return changed[0];
     }
 
@@ -288,6 +580,7 @@ public final class MaterializedViews implements AutoCloseable {
         if (registry.generation() != generation) {
             reload();
         }
+        attachedCapture.collect(trackedTables);
         Set<TableName> tracked = trackedTables;
         Set<TableName> changed = new HashSet<>();
         long captured = 0;
@@ -400,10 +693,12 @@ public final class MaterializedViews implements AutoCloseable {
     public ViewStats stats() {
         long pending = 0;
         Set<TableName> tracked = registry.tracked();
-        for (TableName table : tracked) {
+        for (TableName table : trackedTables) {
             pending += ChangeCapture.pending(connection, table);
         }
-        return new ViewStats(views.size(), broken.size(), tracked.size(), pending, syncs, deltaSyncs, capturedRows, viewRowsChanged, refreshes);
+        return new ViewStats(views.size(), broken.size(), tracked.size(), pending, syncs, deltaSyncs, capturedRows, viewRowsChanged,
+                refreshes, exactDeltaSyncs, scanSyncs, provisional.stream().map(TableName::toString).toList(), reconcileFailures,
+                lastReconcileError);
     }
 
     @Override
@@ -457,6 +752,7 @@ public final class MaterializedViews implements AutoCloseable {
             work.run();
             Sql.update(connection, "COMMIT");
         } catch (RuntimeException e) {
+            attachedCapture.rolledBack();
             try (Statement statement = connection.createStatement()) {
                 statement.execute("ROLLBACK");
             } catch (SQLException rollback) {
@@ -465,6 +761,7 @@ public final class MaterializedViews implements AutoCloseable {
             reload();
             throw e;
         }
+        attachedCapture.committed(trackedTables);
     }
 
     /**
@@ -475,7 +772,8 @@ public final class MaterializedViews implements AutoCloseable {
         views.clear();
         broken.clear();
         generation = registry.generation();
-        trackedTables = Set.copyOf(registry.tracked());
+        databases = attachedDatabases();
+        refreshTracked();
         for (ViewRegistry.Entry entry : registry.views()) {
             try {
                 DeltaProgram program = compiler.compile(entry.name(), entry.sql());
@@ -499,9 +797,7 @@ public final class MaterializedViews implements AutoCloseable {
     private void refuseIfRead(String name, String verb) {
         List<String> readers = new ArrayList<>();
         for (MaintainedView view : views.values()) {
-            boolean reads = view.program().tables().stream()
-                    .anyMatch(t -> t.table().equalsIgnoreCase(name) && t.schema().equalsIgnoreCase(catalog.currentSchema()));
-            if (reads && !view.name().equalsIgnoreCase(name)) {
+            if (readsAny(view, Set.of(key(name))) && !view.name().equalsIgnoreCase(name)) {
                 readers.add(view.name());
             }
         }

@@ -15,7 +15,8 @@ import org.duckdb.DuckDBTableFunctionInitInfo;
 /**
  * The {@code dbsp_*} SQL functions as Java functions registered in DuckDB, so any connection to the database
  * (not only the {@link ViewSql} front door) can call them: {@code dbsp_sync()}, {@code dbsp_create_view(name, sql)},
- * {@code dbsp_drop_view(name)}, {@code dbsp_drop_view_cascade(name)} and the table function {@code dbsp_stats()}. They run on the views' own
+ * {@code dbsp_drop_view(name)}, {@code dbsp_drop_view_cascade(name)}, {@code dbsp_track(table)},
+ * {@code dbsp_untrack(table)} and the table function {@code dbsp_stats()}. They run on the views' own
  * connection, in a transaction of their own, while the calling query runs: a query that calls
  * {@code dbsp_sync()} reads the tables as they were when it started, the next statement sees the sync.
  */
@@ -56,7 +57,21 @@ final class SqlFunctions {
                             return true;
                         }
                     }).withVolatile().register(views.connection());
-                        DuckDBFunctions.tableFunction().withName("dbsp_stats").withFunction(new StatsFunction(views))
+            DuckDBFunctions.scalarFunction().withName("dbsp_track").withParameter(String.class)
+                    .withReturnType(String.class)
+                    .withFunction((String table) -> {
+                        synchronized (views) {
+                            return views.track(table);
+                        }
+                    }).withVolatile().register(views.connection());
+            DuckDBFunctions.scalarFunction().withName("dbsp_untrack").withParameter(String.class)
+                    .withReturnType(Boolean.class)
+                    .withFunction((String table) -> {
+                        synchronized (views) {
+                            return views.untrack(table);
+                        }
+                    }).withVolatile().register(views.connection());
+            DuckDBFunctions.tableFunction().withName("dbsp_stats").withFunction(new StatsFunction(views))
                     .register(views.connection());
         } catch (SQLException e) {
             throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot register the dbsp_* functions (they are "
@@ -74,7 +89,14 @@ final class SqlFunctions {
                 new Metric("trigger_syncs", stats.deltaSyncs(), "syncs that applied captured rows"),
                 new Metric("trigger_rows", stats.capturedRows(), "captured delta rows applied since attach"),
                 new Metric("view_rows_changed", stats.viewRowsChanged(), "view rows deleted plus inserted since attach"),
-                new Metric("refreshes", stats.refreshes(), "full recomputes since attach"));
+                new Metric("refreshes", stats.refreshes(), "full recomputes since attach"),
+                new Metric("exact_delta_syncs", stats.exactDeltaSyncs(), "syncs that moved views by captured deltas alone"),
+                new Metric("scan_syncs", stats.scanSyncs(), "views rebuilt by scan-and-diff in a reconcile since attach"),
+                new Metric("provisional_tables", stats.provisionalTables().size(), stats.provisionalTables().isEmpty()
+                        ? "tables whose rows their deltas do not explain, awaiting reconcile"
+                        : "awaiting reconcile: " + String.join(", ", stats.provisionalTables())),
+                new Metric("reconcile_failures", stats.reconcileFailures(), "reconciles that failed since attach"),
+                new Metric("last_reconcile_error", stats.lastReconcileError().isEmpty() ? 0 : 1, stats.lastReconcileError()));
     }
 
     /** {@code dbsp_stats()}: columns metric VARCHAR, value BIGINT, detail VARCHAR. */

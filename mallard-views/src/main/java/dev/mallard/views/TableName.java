@@ -2,30 +2,68 @@ package dev.mallard.views;
 
 import static java.util.Objects.requireNonNull;
 
-/** A base table a view reads, as DuckDB's catalog spells it, and the names of what tracks it. */
-record TableName(String schema, String table) {
+/**
+ * A base table a view reads, keyed by database, schema and table as DuckDB's catalog spells them, and the names
+ * of what tracks it. The database is empty for the database the views live in (so a renamed file keeps its
+ * views) and the ATTACH alias otherwise. A trigger can only write into its own database, and a transaction
+ * can only write into one database, so an attached table's triggers append to a capture log in that database,
+ * which each sync copies (reading it) into the delta log beside the views.
+ */
+record TableName(String database, String schema, String table) {
     static final String VIEWS_SCHEMA = "mallard_views";
 
     TableName {
+        requireNonNull(database, "database is null");
         requireNonNull(schema, "schema is null");
         requireNonNull(table, "table is null");
     }
 
-    String sql() {
-        return Sql.quote(schema) + "." + Sql.quote(table);
+    /** A table of the database the views live in. */
+    TableName(String schema, String table) {
+        this("", schema, table);
     }
 
-    /** The weighted delta log the triggers append to. */
+    boolean isHome() {
+        return database.isEmpty();
+    }
+
+    String sql() {
+        return prefix() + Sql.quote(schema) + "." + Sql.quote(table);
+    }
+
+    /**
+     * The weighted delta log the syncs read and clear, in the database the views live in. For a table of that
+     * database the triggers append to it; for an attached table it is filled from {@link #captureLog()}.
+     */
     String deltaTable() {
-        return VIEWS_SCHEMA + "." + Sql.quote("delta$" + schema + "$" + table);
+        return VIEWS_SCHEMA + "." + Sql.quote("delta$" + (isHome() ? "" : database + "$") + schema + "$" + table);
+    }
+
+    /** Where the triggers append: the delta log, or for an attached table a log in its own database. */
+    String captureLog() {
+        return isHome() ? deltaTable() : viewsSchema() + "." + Sql.quote("capture$" + schema + "$" + table);
+    }
+
+    /** An attached table's capture-log rows already copied into the delta log, by id, until they are deleted there. */
+    String consumedTable() {
+        return VIEWS_SCHEMA + "." + Sql.quote("consumed$" + database + "$" + schema + "$" + table);
+    }
+
+    /** The {@code mallard_views} schema of the table's own database. */
+    String viewsSchema() {
+        return prefix() + VIEWS_SCHEMA;
     }
 
     String triggerName(String event) {
         return Sql.quote("mallard_capture$" + schema + "$" + table + "$" + event);
     }
 
+    private String prefix() {
+        return isHome() ? "" : Sql.quote(database) + ".";
+    }
+
     @Override
     public String toString() {
-        return schema + "." + table;
+        return (isHome() ? "" : database + ".") + schema + "." + table;
     }
 }

@@ -602,11 +602,17 @@ final class ViewCompiler {
                         "alias the columns in the SELECT list instead");
             }
             String database = table.path("catalog_name").asText("");
-            if (!database.isEmpty() && !database.equalsIgnoreCase(catalog.currentDatabase())) {
-                throw Refusal.unsupported(view, "the table " + database + "." + written + " of an ATTACHed database",
-                        "define the view over tables of the database the view lives in");
-            }
             String schema = table.path("schema_name").asText("");
+            if (!database.isEmpty() && !catalog.databaseExists(database)) {
+                throw new MallardException(ErrorCode.USER_VIEW_BROKEN, "materialized view " + view + " reads " + database
+                        + "." + schema + "." + written + " but no database " + database + " is attached; ATTACH it AS "
+                        + database + " (the view comes back at the next sync)");
+            }
+            if (database.isEmpty() && !schema.isEmpty() && catalog.table(schema, written).isEmpty()
+                    && catalog.databaseExists(schema)) {
+                database = schema; // db.t: the table t in the main schema of the attached database db
+                schema = "main";
+            }
             if (schema.isEmpty()) {
                 schema = catalog.currentSchema();
             }
@@ -614,11 +620,12 @@ final class ViewCompiler {
                 throw Refusal.unsupported(view, "Mallard's own table " + written, "define the view over your tables");
             }
             String finalSchema = schema;
-            TableName name = catalog.table(schema, written).orElseThrow(() -> catalog.isView(finalSchema, written)
+            TableName name = catalog.table(database, schema, written).orElseThrow(() -> catalog.isView(finalSchema, written)
                     ? Refusal.unsupported(view, "the DuckDB view " + written + " as a source",
                             "define the materialized view over the tables the view reads")
                     : new MallardException(ErrorCode.USER_SQL_INVALID, "materialized view " + view
-                            + ": no table " + finalSchema + "." + written + " (temporary tables cannot be sources)"));
+                            + ": no table " + finalSchema + "." + written + " (temporary tables cannot be sources; a table of an "
+                            + "ATTACHed database needs that database attached)"));
             List<String> columns = catalog.columns(name);
             if (columns.stream().anyMatch(c -> c.equalsIgnoreCase(Source.WEIGHT))) {
                 throw Refusal.unsupported(view, "the column " + Source.WEIGHT + " of " + name,

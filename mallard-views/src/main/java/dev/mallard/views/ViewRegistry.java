@@ -4,11 +4,13 @@ import java.sql.Connection;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 
 /**
  * The persistent catalog in the database itself: which views exist (name, query, creation order) and which
- * base tables carry capture triggers. Reopening the database file restores both.
+ * base tables carry capture triggers, whether {@code dbsp_track} asked for them, and each one's fingerprint as
+ * its applied deltas explain it. Reopening the database file restores all of it.
  */
 final class ViewRegistry {
     private static final String VIEWS = TableName.VIEWS_SCHEMA + ".views";
@@ -28,6 +30,11 @@ final class ViewRegistry {
         Sql.update(connection, "CREATE TABLE IF NOT EXISTS " + VIEWS
                 + " (name VARCHAR NOT NULL, sql VARCHAR NOT NULL, position BIGINT NOT NULL, created_at TIMESTAMP)");
         Sql.update(connection, "CREATE TABLE IF NOT EXISTS " + TRACKED + " (schema_name VARCHAR NOT NULL, table_name VARCHAR NOT NULL)");
+        // Columns added since the first catalog: a file from before gets them on attach.
+        Sql.update(connection, "ALTER TABLE " + TRACKED + " ADD COLUMN IF NOT EXISTS database_name VARCHAR DEFAULT ''");
+        Sql.update(connection, "ALTER TABLE " + TRACKED + " ADD COLUMN IF NOT EXISTS explicit BOOLEAN DEFAULT false");
+        Sql.update(connection, "ALTER TABLE " + TRACKED + " ADD COLUMN IF NOT EXISTS row_count BIGINT");
+        Sql.update(connection, "ALTER TABLE " + TRACKED + " ADD COLUMN IF NOT EXISTS row_hash HUGEINT");
         Sql.update(connection, "CREATE TABLE IF NOT EXISTS " + GENERATION + " (value BIGINT NOT NULL)");
         Sql.update(connection, "INSERT INTO " + GENERATION + " SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM " + GENERATION + ")");
     }
@@ -63,22 +70,65 @@ final class ViewRegistry {
         Sql.update(connection, "DELETE FROM " + VIEWS + " WHERE lower(name) = lower(" + Sql.literal(name) + ")");
     }
 
+    /** Tracked tables, explicitly ({@code dbsp_track}) or because a view reads them. */
     Set<TableName> tracked() {
+        return tables("true");
+    }
+
+    /** Tables tracked by {@code dbsp_track}: they stay tracked when no view reads them. */
+    Set<TableName> explicitlyTracked() {
+        return tables("explicit");
+    }
+
+    private Set<TableName> tables(String condition) {
         Set<TableName> tables = new LinkedHashSet<>();
-        for (String row : Sql.strings(connection, "SELECT schema_name || chr(0) || table_name FROM " + TRACKED)) {
-            String[] parts = row.split("\u0000", 2);
-            tables.add(new TableName(parts[0], parts[1]));
+        for (String row : Sql.strings(connection, "SELECT database_name || chr(0) || schema_name || chr(0) || table_name FROM "
+                + TRACKED + " WHERE " + condition)) {
+            String[] parts = row.split("\u0000", 3);
+            tables.add(new TableName(parts[0], parts[1], parts[2]));
         }
         return tables;
     }
 
-    void track(TableName table) {
-        Sql.update(connection, "INSERT INTO " + TRACKED + " VALUES (" + Sql.literal(table.schema()) + ", "
-                + Sql.literal(table.table()) + ")");
+    void track(TableName table, boolean explicit, Fingerprint fingerprint) {
+        Sql.update(connection, "INSERT INTO " + TRACKED + " (database_name, schema_name, table_name, explicit, row_count, row_hash) "
+                + "VALUES (" + Sql.literal(table.database()) + ", " + Sql.literal(table.schema()) + ", " + Sql.literal(table.table())
+                + ", " + explicit + ", " + fingerprint.rows() + ", " + hugeint(fingerprint) + ")");
+    }
+
+    /** Sets or clears the {@code dbsp_track} mark; without it the table stays tracked while a view reads it. */
+    void explicit(TableName table, boolean explicit) {
+        Sql.update(connection, "UPDATE " + TRACKED + " SET explicit = " + explicit + " WHERE " + matches(table));
     }
 
     void untrack(TableName table) {
-        Sql.update(connection, "DELETE FROM " + TRACKED + " WHERE schema_name = " + Sql.literal(table.schema())
-                + " AND table_name = " + Sql.literal(table.table()));
+        Sql.update(connection, "DELETE FROM " + TRACKED + " WHERE " + matches(table));
+    }
+
+    /** The table's fingerprint as its applied deltas explain it; empty if not known (a catalog from before). */
+    Optional<Fingerprint> fingerprint(TableName table) {
+        List<String> found = Sql.strings(connection, "SELECT row_count || ',' || row_hash FROM " + TRACKED + " WHERE "
+                + matches(table) + " AND row_count IS NOT NULL AND row_hash IS NOT NULL");
+        return found.isEmpty() ? Optional.empty() : Optional.of(Fingerprint.parse(found.get(0)));
+    }
+
+    void fingerprint(TableName table, Fingerprint fingerprint) {
+        Sql.update(connection, "UPDATE " + TRACKED + " SET row_count = " + fingerprint.rows() + ", row_hash = "
+                + hugeint(fingerprint) + " WHERE " + matches(table));
+    }
+
+    /** Adds the delta log's fingerprint to the table's: the captured changes were applied. */
+    static void advance(Connection connection, TableName table) {
+        Sql.update(connection, "UPDATE " + TRACKED + " SET row_count = row_count + d.delta_rows, row_hash = row_hash + d.delta_hash "
+                + "FROM (" + Fingerprint.ofDeltaQuery(table) + ") AS d WHERE " + matches(table));
+    }
+
+    private static String hugeint(Fingerprint fingerprint) {
+        return "CAST('" + fingerprint.hash() + "' AS HUGEINT)";
+    }
+
+    private static String matches(TableName table) {
+        return TRACKED + ".database_name = " + Sql.literal(table.database()) + " AND " + TRACKED + ".schema_name = "
+                + Sql.literal(table.schema()) + " AND " + TRACKED + ".table_name = " + Sql.literal(table.table());
     }
 }

@@ -23,7 +23,7 @@ import java.util.regex.Pattern;
  * {@code DROP MATERIALIZED VIEW [IF EXISTS] v [CASCADE | RESTRICT]}, {@code SELECT dbsp_drop_view_cascade('v')}, {@code REFRESH MATERIALIZED VIEW v}, and as whole statements
  * {@code SELECT dbsp_sync()}, {@code SELECT dbsp_auto_sync(true|false)}, {@code SELECT * FROM dbsp_stats()},
  * {@code SELECT * FROM dbsp_query('v')}, {@code SELECT * FROM dbsp_changes('v')}, {@code SELECT * FROM dbsp_check()}, {@code SELECT dbsp_create_view('v', '<query>')},
- * {@code SELECT dbsp_drop_view('v')}.
+ * {@code SELECT dbsp_drop_view('v')}, {@code SELECT dbsp_track('t')}, {@code SELECT dbsp_untrack('t')}.
  */
 public final class ViewSql {
     private static final String NAME = "(\"(?:[^\"]|\"\")+\"|[A-Za-z_][A-Za-z0-9_]*)";
@@ -45,6 +45,7 @@ public final class ViewSql {
     private static final Pattern CHANGES = Pattern.compile("^\\s*SELECT\\s+\\*\\s+FROM\\s+dbsp_changes\\s*\\(\\s*" + STRING + "\\s*\\)" + END, FLAGS);
     private static final Pattern DROP_CASCADE_CALL = Pattern.compile(
             "^\\s*SELECT\\s+dbsp_drop_view_cascade\\s*\\(\\s*" + STRING + "\\s*\\)" + END, FLAGS);
+    private static final Pattern TRACK_CALL = Pattern.compile("^\\s*SELECT\\s+dbsp_(un)?track\\s*\\(\\s*" + STRING + "\\s*\\)" + END, FLAGS);
     private static final Pattern DROP_CALL = Pattern.compile("^\\s*SELECT\\s+dbsp_drop_view\\s*\\(\\s*" + STRING + "\\s*\\)" + END, FLAGS);
     /** Every statement the front door runs itself rather than passing to DuckDB. */
     private static final List<Pattern> OWN = List.of(CREATE, DROP, REFRESH, SYNC, AUTO_SYNC, STATS, QUERY, CREATE_CALL, CHECK,
@@ -136,6 +137,7 @@ public final class ViewSql {
             }
         }
         if (CHECK.matcher(sql).matches()) {
+            views.reconcile();
             List<String> rows = new ArrayList<>();
             for (String name : views.names()) {
                 rows.add("(" + Sql.literal(name) + ", " + views.check(name) + "::BIGINT)");
@@ -150,6 +152,12 @@ public final class ViewSql {
         if ((m = DROP_CASCADE_CALL.matcher(sql)).matches()) {
             views.dropViewCascade(unescape(m.group(1)));
             return query("SELECT true AS dbsp_drop_view_cascade");
+        }
+        if ((m = TRACK_CALL.matcher(sql)).matches()) {
+            if (m.group(1) != null) {
+                return query("SELECT " + views.untrack(unescape(m.group(2))) + " AS dbsp_untrack");
+            }
+            return query("SELECT " + Sql.literal(views.track(unescape(m.group(2)))) + " AS dbsp_track");
         }
         if ((m = DROP_CALL.matcher(sql)).matches()) {
             views.dropView(unescape(m.group(1)));

@@ -1,5 +1,7 @@
 package dev.mallard.views;
 
+import java.util.List;
+
 /**
  * Counters of one attached {@link MaterializedViews} since it was attached, plus what is pending now.
  *
@@ -10,8 +12,18 @@ package dev.mallard.views;
  * @param syncs syncs run (including those with nothing to do)
  * @param deltaSyncs syncs that applied at least one captured row
  * @param capturedRows captured delta rows the syncs consumed
- * @param viewRowsChanged view table rows deleted plus inserted by the syncs
+ * @param viewRowsChanged view table rows deleted plus inserted by the syncs and reconciles
  * @param refreshes full recomputes (REFRESH MATERIALIZED VIEW)
+ * @param exactDeltaSyncs sync calls that moved views by captured deltas alone (outside a reconcile)
+ * @param scanSyncs views rebuilt by scan-and-diff in a reconcile
+ * @param provisionalTables tracked tables whose rows their deltas did not explain and whose reconcile failed
+ * @param reconcileFailures reconciles that failed (each leaves its tables provisional; the next sync tries again)
+ * @param lastReconcileError the last failed reconcile's message, or empty
  */
 public record ViewStats(long views, long brokenViews, long trackedTables, long pendingRows, long syncs, long deltaSyncs,
-        long capturedRows, long viewRowsChanged, long refreshes) {}
+        long capturedRows, long viewRowsChanged, long refreshes, long exactDeltaSyncs, long scanSyncs,
+        List<String> provisionalTables, long reconcileFailures, String lastReconcileError) {
+    public ViewStats {
+        provisionalTables = List.copyOf(provisionalTables);
+    }
+}

@@ -53,6 +53,26 @@ class MallardDriverTest {
     }
 
     @Test
+    void aViewOverATableOfAnAttachedDatabaseIsCurrentAfterEveryWrite(@TempDir Path directory) throws SQLException {
+        String url = "jdbc:mallard:" + directory.resolve("shop.duckdb");
+        String stock = directory.resolve("stock.duckdb").toString();
+        try (Connection connection = DriverManager.getConnection(url); Statement statement = connection.createStatement()) {
+            statement.execute("ATTACH '" + stock + "'");
+            statement.execute("CREATE TABLE stock.main.items (sku VARCHAR, qty INTEGER)");
+            statement.execute("CREATE MATERIALIZED VIEW on_hand AS SELECT sku, sum(qty) AS qty FROM stock.main.items GROUP BY sku");
+            statement.executeUpdate("INSERT INTO stock.main.items VALUES ('a', 2), ('a', 3), ('b', 1)");
+            assertThat(DuckDb.rows(connection, "SELECT * FROM on_hand")).containsExactly("a|5", "b|1");
+        }
+        try (Connection connection = DriverManager.getConnection(url); Statement statement = connection.createStatement()) {
+            assertThatThrownBy(() -> statement.executeQuery("SELECT * FROM dbsp_query('on_hand')"))
+                    .hasMessageStartingWith("user.view.broken").hasMessageContaining("ATTACH");
+            statement.execute("ATTACH '" + stock + "'");
+            statement.executeUpdate("DELETE FROM stock.main.items WHERE sku = 'b'");
+            assertThat(DuckDb.rows(connection, "SELECT * FROM on_hand")).containsExactly("a|5");
+        }
+    }
+
+    @Test
     void refusalsArriveAsSqlExceptionsWithTheErrorCode(@TempDir Path directory) throws SQLException {
         String url = "jdbc:mallard:" + directory.resolve("shop.duckdb");
         try (Connection connection = DriverManager.getConnection(url); Statement statement = connection.createStatement()) {

@@ -32,6 +32,21 @@ class SqlFunctionsTest {
     }
 
     @Test
+    void anyConnectionTracksAndUntracksATable() throws Exception {
+        try (DuckDBConnection connection = DuckDb.open("jdbc:duckdb:");
+                MaterializedViews views = MaterializedViews.attach(connection).registerFunctions();
+                Connection other = connection.duplicate()) {
+            DuckDb.run(other, "CREATE TABLE t (x INTEGER)");
+            assertThat(DuckDb.rows(other, "SELECT dbsp_track('t')")).containsExactly("main.t");
+            assertThat(DuckDb.rows(other, "SELECT value FROM dbsp_stats() WHERE metric = 'tracked_tables'")).containsExactly("1");
+            assertThat(DuckDb.rows(other, "SELECT dbsp_untrack('t')")).containsExactly("true");
+            assertThat(DuckDb.rows(other, "SELECT count(*) FROM duckdb_triggers()")).containsExactly("0");
+            assertThat(DuckDb.rows(other, "SELECT metric FROM dbsp_stats() WHERE metric IN ('exact_delta_syncs', 'scan_syncs', "
+                    + "'provisional_tables', 'reconcile_failures', 'last_reconcile_error')")).hasSize(5);
+        }
+    }
+
+    @Test
     void aFailingCallReportsTheViewsMessage() throws Exception {
         try (DuckDBConnection connection = DuckDb.open("jdbc:duckdb:");
                 MaterializedViews views = MaterializedViews.attach(connection).registerFunctions()) {

@@ -147,6 +147,53 @@ class ViewSqlTest {
     }
 
     @Test
+    void orReplaceRebuildsReadersAndDbspTrackKeepsATableCaptured() throws SQLException {
+        run("CREATE TABLE sales (region VARCHAR, amount INTEGER)");
+        try (ViewSql.Result result = sql.execute("SELECT dbsp_track('sales')")) {
+            ResultSet rows = result.rows().orElseThrow();
+            assertThat(rows.next()).isTrue();
+            assertThat(rows.getString(1)).isEqualTo("main.sales");
+        }
+        run("INSERT INTO sales VALUES ('north', 5), ('south', 7)");
+        run("CREATE MATERIALIZED VIEW totals AS SELECT region, sum(amount) AS total FROM sales GROUP BY region");
+        run("CREATE MATERIALIZED VIEW big AS SELECT region FROM totals WHERE total > 6");
+        run("CREATE OR REPLACE MATERIALIZED VIEW totals AS SELECT region, sum(amount) + 10 AS total FROM sales GROUP BY region");
+        assertThat(DuckDb.rows(connection, "SELECT * FROM big")).containsExactly("north", "south");
+
+        run("DROP MATERIALIZED VIEW totals CASCADE");
+        assertThat(DuckDb.rows(connection, "SELECT count(*) FROM duckdb_triggers()")).containsExactly("3");
+        run("SELECT dbsp_untrack('sales')");
+        assertThat(DuckDb.rows(connection, "SELECT count(*) FROM duckdb_triggers()")).containsExactly("0");
+    }
+
+    @Test
+    void dbspCheckReconcilesATableWrittenWhileItsTriggersWereGone() throws SQLException {
+        run("CREATE TABLE t (x INTEGER)");
+        run("INSERT INTO t VALUES (1), (2)");
+        run("CREATE MATERIALIZED VIEW v AS SELECT x FROM t");
+        for (String trigger : DuckDb.rows(connection, "SELECT trigger_name FROM duckdb_triggers()")) {
+            DuckDb.run(connection, "DROP TRIGGER \"" + trigger + "\" ON t");
+        }
+        DuckDb.run(connection, "INSERT INTO t VALUES (3)", "DELETE FROM t WHERE x = 1");
+        try (ViewSql.Result result = sql.execute("SELECT * FROM dbsp_check()")) {
+            ResultSet rows = result.rows().orElseThrow();
+            assertThat(rows.next()).isTrue();
+            assertThat(rows.getLong("differing_rows")).isZero();
+        }
+        assertThat(DuckDb.rows(connection, "SELECT * FROM v")).containsExactly("2", "3");
+        Map<String, Long> stats = new HashMap<>();
+        try (ViewSql.Result result = sql.execute("SELECT * FROM dbsp_stats()")) {
+            ResultSet rows = result.rows().orElseThrow();
+            while (rows.next()) {
+                stats.put(rows.getString("metric"), rows.getLong("value"));
+            }
+        }
+        assertThat(stats).containsEntry("scan_syncs", 1L).containsEntry("provisional_tables", 0L)
+                .containsEntry("reconcile_failures", 0L).containsEntry("last_reconcile_error", 0L)
+                .containsKeys("exact_delta_syncs", "trigger_syncs", "trigger_rows");
+    }
+
+    @Test
     void dbspChangesShowsTheLastSyncsSignedDelta() throws SQLException {
         run("CREATE TABLE t (g VARCHAR, x INTEGER)");
         run("INSERT INTO t VALUES ('a', 1), ('b', 2)");
