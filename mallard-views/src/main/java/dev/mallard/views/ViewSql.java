@@ -49,7 +49,7 @@ public final class ViewSql {
     private static final Pattern DROP_CALL = Pattern.compile("^\\s*SELECT\\s+dbsp_drop_view\\s*\\(\\s*" + STRING + "\\s*\\)" + END, FLAGS);
     /** Every statement the front door runs itself rather than passing to DuckDB. */
     private static final List<Pattern> OWN = List.of(CREATE, DROP, REFRESH, SYNC, AUTO_SYNC, STATS, QUERY, CREATE_CALL, CHECK,
-            CHANGES, DROP_CASCADE_CALL, DROP_CALL);
+            CHANGES, DROP_CASCADE_CALL, DROP_CALL, TRACK_CALL);
 
     private final MaterializedViews views;
     private boolean autoSync = true;

@@ -8,6 +8,7 @@ import dev.mallard.core.error.MallardException;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.duckdb.DuckDBConnection;
 import org.junit.jupiter.api.AfterEach;
@@ -36,6 +37,17 @@ class ViewSqlTest {
         try (ViewSql.Result ignored = sql.execute(statement)) {
             // executed for its effect
         }
+    }
+
+    @Test
+    void recognizesTheFrontDoorsOwnStatementsAndNothingElse() {
+        assertThat(List.of("CREATE MATERIALIZED VIEW v AS SELECT 1", "create or replace materialized view v as select 1",
+                "DROP MATERIALIZED VIEW IF EXISTS v CASCADE", "REFRESH MATERIALIZED VIEW v", "SELECT dbsp_sync()",
+                "SELECT dbsp_auto_sync(false)", "SELECT * FROM dbsp_stats()", "SELECT * FROM dbsp_query('v')",
+                "SELECT dbsp_create_view('v', 'SELECT 1')", "SELECT dbsp_track('t')", "SELECT dbsp_untrack('t')",
+                "SELECT dbsp_drop_view_cascade('v')")).allMatch(ViewSql::recognizes);
+        assertThat(List.of("CREATE VIEW v AS SELECT 1", "SELECT * FROM materialized", "INSERT INTO t VALUES (1)",
+                "SELECT dbsp_sync() + 1")).noneMatch(ViewSql::recognizes);
     }
 
     @Test

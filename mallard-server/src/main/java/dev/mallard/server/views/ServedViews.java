@@ -67,7 +67,8 @@ public final class ServedViews implements AutoCloseable {
         requireNonNull(session, "session is null");
         MaterializedViews lock = shared();
         synchronized (lock) {
-            MaterializedViews views = MaterializedViews.attach(session);
+            // The shared views checked the database when they were attached; a session's views need not again.
+            MaterializedViews views = MaterializedViews.attachWithoutCheck(session);
             return new FrontDoor(views, new ViewSql(views), lock);
         }
     }
