@@ -38,7 +38,14 @@ final class ViewCompiler {
     }
 
     /** A common table expression: its query and the CTEs it may read (those defined before it). */
-    private record Cte(JsonNode query, List<String> aliases, Map<String, Cte> scope) {}
+    private record Cte(JsonNode query, List<String> aliases, Map<String, Cte> scope) {
+        boolean recursive() {
+            return "RECURSIVE_CTE_NODE".equals(query.path("type").asText());
+        }
+    }
+
+    /** The recursive CTE being compiled: its mentions read the closure table. */
+    private record Recursion(String name, TableName closure, List<String> columns) {}
 
     private final class Compilation {
         private final String view;
@@ -46,6 +53,8 @@ final class ViewCompiler {
         private Map<String, Cte> ctes = Map.of();
         /** Numbers the joins of the query, so each has an id of its own. */
         private int joins;
+        /** Set while compiling the parts of a WITH RECURSIVE that read the recursive CTE. */
+        private Recursion recursion;
 
         Compilation(String view) {
             this.view = view;
@@ -64,6 +73,10 @@ final class ViewCompiler {
         private DeltaProgram compileScoped(JsonNode node) {
             if ("SET_OPERATION_NODE".equals(node.path("type").asText())) {
                 return union(node);
+            }
+            Optional<Map.Entry<String, Cte>> recursive = recursiveFrom(node);
+            if (recursive.isPresent()) {
+                return recursive(node, recursive.get().getKey(), recursive.get().getValue());
             }
             checkQueryShape(node);
             Source source = source(node);
@@ -84,6 +97,106 @@ final class ViewCompiler {
                 return new ProjectionProgram(List.of(new Branch(source, printed(select))));
             }
             return aggregate(source, node, select, groups, having);
+        }
+
+        /** The recursive CTE that is the whole FROM clause of {@code node}, if it is one. */
+        private Optional<Map.Entry<String, Cte>> recursiveFrom(JsonNode node) {
+            JsonNode from = node.path("from_table");
+            if (!"BASE_TABLE".equals(from.path("type").asText()) || !from.path("schema_name").asText("").isEmpty()) {
+                return Optional.empty();
+            }
+            String name = from.path("table_name").asText();
+            Cte cte = ctes.get(name.toLowerCase(Locale.ROOT));
+            return cte != null && cte.recursive() ? Optional.of(Map.entry(name, cte)) : Optional.empty();
+        }
+
+        /**
+         * {@code WITH RECURSIVE r AS (base UNION step) SELECT ... FROM r [WHERE ...]}: the base and each step are
+         * inner joins of tables, each step reads r once, and the SELECT over r is a projection and filter.
+         */
+        private DeltaProgram recursive(JsonNode node, String name, Cte cte) {
+            JsonNode definition = cte.query();
+            String alternative = "write the recursion as base UNION step, where the step joins r once with tables";
+            if (definition.path("union_all").asBoolean(false)) {
+                throw Refusal.unsupported(view, "WITH RECURSIVE ... UNION ALL (a recursion that keeps duplicates)",
+                        "use UNION: the view keeps the recursion's set of rows");
+            }
+            checkModifiers(definition);
+            checkQueryShape(node);
+            Map<String, Cte> outer = ctes;
+            try {
+                ctes = cte.scope();
+                List<String> names = new ArrayList<>();
+                List<Branch> base = new ArrayList<>();
+                for (JsonNode select : unionOperands(definition.path("left"))) {
+                    List<String> branchNames = new ArrayList<>();
+                    base.addAll(linearBranches(select, branchNames));
+                    if (names.isEmpty()) {
+                        names.addAll(branchNames);
+                    }
+                }
+                for (int i = 0; i < cte.aliases().size() && i < names.size(); i++) {
+                    names.set(i, cte.aliases().get(i));
+                }
+                TableName closure = new TableName(TableName.VIEWS_SCHEMA, "state$" + view + "$closure");
+                Map<String, Cte> withSelf = new HashMap<>(cte.scope());
+                withSelf.put(name.toLowerCase(Locale.ROOT), cte);
+                ctes = Map.copyOf(withSelf);
+                recursion = new Recursion(name, closure, names);
+                List<Branch> steps = new ArrayList<>();
+                for (JsonNode select : unionOperands(definition.path("right"))) {
+                    if (containsAggregate(select.path("select_list")) || select.path("group_expressions").size() > 0
+                            || present(select.path("having")) || distinct(select)) {
+                        throw Refusal.unsupported(view, "aggregates, GROUP BY or DISTINCT in the recursive part of WITH RECURSIVE",
+                                "aggregate in a materialized view over the recursion's view");
+                    }
+                    steps.addAll(linearBranches(select, new ArrayList<>()));
+                }
+                for (Branch branch : base) {
+                    requireInner(branch, alternative);
+                }
+                for (Branch branch : steps) {
+                    requireInner(branch, alternative);
+                    long mentions = branch.source().occurrences().stream()
+                            .filter(o -> o.table().filter(closure::equals).isPresent()).count();
+                    if (mentions != 1) {
+                        throw Refusal.unsupported(view, mentions == 0 ? "a recursive branch that does not read " + name
+                                : "non-linear recursion (a step that reads " + name + " " + mentions + " times)", alternative);
+                    }
+                }
+                ctes = outer;
+                Source source = source(node);
+                List<JsonNode> select = expandStars(node.path("select_list"), source);
+                if (source.occurrences().size() != 1 || !source.requirements().isEmpty() || distinct(node)
+                        || node.path("group_expressions").size() > 0 || present(node.path("having"))
+                        || select.stream().anyMatch(this::containsAggregate)) {
+                    throw Refusal.unsupported(view, "joins, subqueries, DISTINCT or aggregates over a recursive CTE",
+                            "create the recursion as a materialized view (SELECT ... FROM " + name
+                                    + ") and join or aggregate it in a materialized view over that view");
+                }
+                return new RecursiveProgram(closure, names, base, steps, new Branch(source, printed(select)));
+            } finally {
+                ctes = outer;
+                recursion = null;
+            }
+        }
+
+        /** The SELECTs of a UNION (with or without ALL: the recursion keeps a set either way). */
+        private List<JsonNode> unionOperands(JsonNode node) {
+            if ("SET_OPERATION_NODE".equals(node.path("type").asText()) && "UNION".equals(node.path("setop_type").asText())) {
+                checkModifiers(node);
+                List<JsonNode> operands = new ArrayList<>();
+                node.path("children").forEach(child -> operands.addAll(unionOperands(child)));
+                return operands;
+            }
+            return List.of(node);
+        }
+
+        private void requireInner(Branch branch, String alternative) {
+            if (!branch.source().innerOnly()) {
+                throw Refusal.unsupported(view, "outer, semi or anti joins, IN/EXISTS subqueries, CTEs or subqueries in FROM "
+                        + "inside WITH RECURSIVE", alternative);
+            }
         }
 
         /**
@@ -294,11 +407,11 @@ final class ViewCompiler {
                 }
                 String x = "(" + tree.print(tested) + ")";
                 String e = "(" + printed(select).get(0) + ")";
-                Source.Requirement equal = new Source.Requirement(restricted(inner, e + " = " + x), negated);
+                Source.Requirement equal = new Source.Requirement(inner.restricted(e + " = " + x), negated);
                 if (!negated) {
                     return List.of(equal);
                 }
-                Source nulls = restricted(inner, e + " IS NULL");
+                Source nulls = inner.restricted(e + " IS NULL");
                 return List.of(equal, new Source.Requirement(nulls, true, Optional.empty(), correlated(nulls)),
                         new Source.Requirement(inner, true, Optional.of(x + " IS NOT NULL"), correlated(inner)));
             } finally {
@@ -309,11 +422,6 @@ final class ViewCompiler {
         /** Whether a subquery's rows depend on the enclosing row (it does not bind on its own). */
         private boolean correlated(Source inner) {
             return !catalog.binds(inner.current(List.of()));
-        }
-
-        private Source restricted(Source source, String condition) {
-            Optional<String> where = Optional.of(source.where().map(w -> "(" + w + ") AND (" + condition + ")").orElse(condition));
-            return new Source(source.from(), source.occurrences(), where, source.requirements());
         }
 
         /** The relation names that the column references of an expression start with ("" for an unqualified one). */
@@ -586,6 +694,15 @@ final class ViewCompiler {
             String written = table.path("table_name").asText();
             String alias = table.path("alias").asText("");
             Cte cte = ctes.get(written.toLowerCase(Locale.ROOT));
+            if (cte != null && cte.recursive() && table.path("schema_name").asText("").isEmpty()) {
+                if (recursion == null || !recursion.name().equalsIgnoreCase(written)) {
+                    throw Refusal.unsupported(view, "the recursive CTE " + written + " read other than as the whole FROM "
+                            + "of the view's SELECT", "create the recursion as a materialized view (SELECT ... FROM " + written
+                            + ") and read that view");
+                }
+                occurrences.add(TableOccurrence.table(recursion.closure(), alias.isEmpty() ? written : alias, recursion.columns()));
+                return new FromNode.Mention(occurrences.size() - 1);
+            }
             if (cte != null && table.path("schema_name").asText("").isEmpty() && table.path("catalog_name").asText("").isEmpty()) {
                 if (table.path("column_name_alias").size() > 0) {
                     throw Refusal.unsupported(view, "column aliases on the CTE " + written,

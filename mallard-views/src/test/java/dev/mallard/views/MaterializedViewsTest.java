@@ -356,6 +356,44 @@ class MaterializedViewsTest {
         assertThat(DuckDb.difference(connection, "ids", "SELECT id FROM orders")).isZero();
     }
 
+    @Test
+    void aTransitiveClosureFollowsInsertedAndDeletedEdges() {
+        DuckDb.run(connection, "CREATE TABLE edges (src INTEGER, dst INTEGER)", "INSERT INTO edges VALUES (1, 2), (2, 3), (3, 1), (4, 5)");
+        String query = "WITH RECURSIVE reach(a, b) AS (SELECT src, dst FROM edges UNION "
+                + "SELECT r.a, e.dst FROM reach r JOIN edges e ON r.b = e.src) SELECT * FROM reach";
+        views.createView("reach", query);
+        assertThat(DuckDb.rows(connection, "SELECT count(*) FROM reach")).containsExactly("10");
+
+        DuckDb.run(connection, "INSERT INTO edges VALUES (3, 4)");
+        views.sync();
+        assertThat(DuckDb.difference(connection, "reach", query)).isZero();
+        assertThat(DuckDb.rows(connection, "SELECT b FROM reach WHERE a = 1")).containsExactly("1", "2", "3", "4", "5");
+
+        // 2 -> 3 closes the cycle; without it 3 still reaches 1 and 2 through 3 -> 1 -> 2.
+        DuckDb.run(connection, "DELETE FROM edges WHERE src = 2");
+        views.sync();
+        assertThat(DuckDb.difference(connection, "reach", query)).isZero();
+        assertThat(DuckDb.rows(connection, "SELECT b FROM reach WHERE a = 1")).containsExactly("2");
+        assertThat(DuckDb.rows(connection, "SELECT b FROM reach WHERE a = 3")).containsExactly("1", "2", "4", "5");
+
+        DuckDb.run(connection, "UPDATE edges SET dst = 3 WHERE src = 1", "INSERT INTO edges VALUES (2, 3)");
+        views.sync();
+        assertThat(DuckDb.difference(connection, "reach", query)).isZero();
+    }
+
+    @Test
+    void recursionThatKeepsDuplicatesOrReadsItselfTwiceIsRefused() {
+        DuckDb.run(connection, "CREATE TABLE edges (src INTEGER, dst INTEGER)");
+        assertRefused("WITH RECURSIVE r(a, b) AS (SELECT src, dst FROM edges UNION ALL "
+                + "SELECT r.a, e.dst FROM r JOIN edges e ON r.b = e.src) SELECT * FROM r", "UNION ALL");
+        assertRefused("WITH RECURSIVE r(a, b) AS (SELECT src, dst FROM edges UNION "
+                + "SELECT r1.a, r2.b FROM r r1 JOIN r r2 ON r1.b = r2.a) SELECT * FROM r", "non-linear recursion");
+        assertRefused("WITH RECURSIVE r(a, n) AS (SELECT src, 1 FROM edges UNION "
+                + "SELECT r.a, count(*) FROM r JOIN edges e ON r.a = e.src GROUP BY r.a) SELECT * FROM r", "aggregates");
+        assertRefused("WITH RECURSIVE r(a, b) AS (SELECT src, dst FROM edges UNION "
+                + "SELECT r.a, e.dst FROM r JOIN edges e ON r.b = e.src) SELECT a, count(*) FROM r GROUP BY a", "over a recursive CTE");
+    }
+
     private void assertRefused(String query, String operator) {
         assertThatThrownBy(() -> views.createView("refused", query))
                 .isInstanceOfSatisfying(MallardException.class, e -> {

@@ -88,6 +88,11 @@ class ViewsEqualTheirQueryTest {
         check(views, history);
     }
 
+    @Property
+    void recursiveCtesEqualTheirQuery(@ForAll("recursions") List<String> views, @ForAll("histories") List<Batch> history) {
+        check(views, history);
+    }
+
     private void check(List<String> queries, List<Batch> history) {
         try (DuckDBConnection connection = DuckDb.open("jdbc:duckdb:");
                 MaterializedViews views = MaterializedViews.attach(connection)) {
@@ -269,6 +274,30 @@ class ViewsEqualTheirQueryTest {
                 "SELECT a.k AS c0, b.t AS c1 FROM a JOIN b ON a.k = b.k WHERE a.x IN (SELECT DISTINCT z FROM b b2 WHERE t IS NOT NULL)",
                 "SELECT a.k AS c0, b.z AS c1 FROM a LEFT JOIN b ON a.k = b.k WHERE a.s IN (SELECT t FROM b b2)");
         return Arbitraries.oneOf(projection, grouped, fixed).list().ofMinSize(1).ofMaxSize(3);
+    }
+
+    /**
+     * Transitive closures and bounded walks over b's edges (k -> z), some seeded from a or joining a in the
+     * step; the values are small, so every recursion ends.
+     */
+    @Provide
+    Arbitrary<List<String>> recursions() {
+        Arbitrary<String> base = Arbitraries.of("SELECT k, z FROM b", "SELECT k, x FROM a WHERE x IS NOT NULL",
+                "SELECT k, z FROM b WHERE t IS NOT NULL UNION SELECT x, k FROM a", "SELECT a.k, b.z FROM a JOIN b ON a.x = b.k");
+        Arbitrary<String> step = Arbitraries.of("SELECT r.p, b.z FROM r JOIN b ON r.q = b.k",
+                "SELECT r.p, b.z FROM b JOIN r ON r.q = b.k WHERE b.t IS DISTINCT FROM 'q'",
+                "SELECT r.p, a.x FROM r JOIN b ON r.q = b.k JOIN a ON a.k = b.z",
+                "SELECT r.p, b.z FROM r, b WHERE r.q = b.k AND b.z > r.p");
+        Arbitrary<String> select = Arbitraries.of("SELECT * FROM r", "SELECT q AS c0, p + 1 AS c1 FROM r WHERE p IS NOT NULL",
+                "SELECT p AS c0 FROM r AS w WHERE w.q > 0");
+        Arbitrary<String> closure = Combinators.combine(base, step, select)
+                .as((b, st, sel) -> "WITH RECURSIVE r(p, q) AS (" + b + " UNION " + st + ") " + sel);
+        Arbitrary<String> fixed = Arbitraries.of(
+                "WITH RECURSIVE w(n, d) AS (SELECT k, 0 FROM b UNION SELECT b.z, w.d + 1 FROM w JOIN b ON b.k = w.n WHERE w.d < 3) "
+                        + "SELECT * FROM w",
+                "WITH RECURSIVE r(p, q) AS (SELECT k, z FROM b UNION SELECT r.p, b.z FROM r JOIN b ON r.q = b.k) "
+                        + "SELECT p AS c0, q AS c1 FROM r WHERE p = q");
+        return Arbitraries.oneOf(closure, fixed).list().ofMinSize(1).ofMaxSize(2);
     }
 
     /** A first view over the tables, then views that read it (v0) and each other (v1). */
