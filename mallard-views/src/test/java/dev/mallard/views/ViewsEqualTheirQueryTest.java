@@ -93,6 +93,16 @@ class ViewsEqualTheirQueryTest {
         check(views, history);
     }
 
+    @Property
+    void windowsAndTopKEqualTheirQuery(@ForAll("windows") List<String> views, @ForAll("histories") List<Batch> history) {
+        check(views, history);
+    }
+
+    @Property
+    void scalarSubqueriesEqualTheirQuery(@ForAll("scalarSubqueries") List<String> views, @ForAll("histories") List<Batch> history) {
+        check(views, history);
+    }
+
     private void check(List<String> queries, List<Batch> history) {
         try (DuckDBConnection connection = DuckDb.open("jdbc:duckdb:");
                 MaterializedViews views = MaterializedViews.attach(connection)) {
@@ -298,6 +308,66 @@ class ViewsEqualTheirQueryTest {
                 "WITH RECURSIVE r(p, q) AS (SELECT k, z FROM b UNION SELECT r.p, b.z FROM r JOIN b ON r.q = b.k) "
                         + "SELECT p AS c0, q AS c1 FROM r WHERE p = q");
         return Arbitraries.oneOf(closure, fixed).list().ofMinSize(1).ofMaxSize(2);
+    }
+
+    /**
+     * Window functions (with and without PARTITION BY, QUALIFY, over a join) and ORDER BY ... LIMIT. Every
+     * ORDER BY that decides which row gets a number or a place covers all the columns the view shows, so rows
+     * that tie are equal and the query's answer is one bag (docs/views.md, "Ties").
+     */
+    @Provide
+    Arbitrary<List<String>> windows() {
+        Arbitrary<String> window = Arbitraries.of("rank() OVER (PARTITION BY k ORDER BY x)",
+                "row_number() OVER (PARTITION BY k ORDER BY x, y, s)", "count(*) OVER (PARTITION BY k)",
+                "sum(x) OVER (PARTITION BY k ORDER BY x)", "dense_rank() OVER (ORDER BY s)", "count(x) OVER ()",
+                "min(y) OVER (PARTITION BY s, k)", "first_value(s) OVER (PARTITION BY k ORDER BY x DESC, y, s)",
+                "avg(x) OVER (PARTITION BY x % 2)", "max(x) OVER (PARTITION BY k, s)");
+        Arbitrary<String> projected = Combinators.combine(Arbitraries.of(KEYS).set().ofMinSize(1).ofMaxSize(2).map(List::copyOf),
+                window.list().ofMinSize(1).ofMaxSize(2), Arbitraries.of("TRUE", "x > 0", "s IS NOT NULL"))
+                .as((columns, calls, filter) -> {
+                    List<String> select = new ArrayList<>(List.of("k", "x", "y", "s"));
+                    select.addAll(calls);
+                    return "SELECT " + aliased(select) + " FROM a WHERE " + filter;
+                });
+        Arbitrary<String> topK = Combinators.combine(
+                Arbitraries.of("k, x, y, s", "x", "s, k", "x + k AS c0, s"),
+                Arbitraries.of("x DESC, k, y, s", "x DESC NULLS FIRST, k, y, s", "coalesce(x, 0), k NULLS FIRST, y, s",
+                        "s, x, k, y"),
+                Arbitraries.of("LIMIT 1", "LIMIT 3", "LIMIT 2 OFFSET 1"),
+                Arbitraries.of("", " WHERE k IS NOT NULL"))
+                .as((columns, order, limit, where) -> "SELECT " + columns + " FROM a" + where + " ORDER BY " + order + " " + limit);
+        Arbitrary<String> fixed = Arbitraries.of(
+                "SELECT k, x FROM a QUALIFY rank() OVER (PARTITION BY k ORDER BY x DESC) <= 2",
+                "SELECT a.k, b.z, rank() OVER (PARTITION BY a.k ORDER BY b.z) AS r FROM a JOIN b ON a.k = b.k",
+                "SELECT k, s, rank() OVER (PARTITION BY k, s ORDER BY x) AS r, count(*) OVER (PARTITION BY k) AS n, x FROM a",
+                "SELECT a.k, b.z FROM a JOIN b ON a.k = b.k ORDER BY b.z DESC, a.k LIMIT 2",
+                "SELECT k, z FROM b WHERE k NOT IN (SELECT k FROM a WHERE x > 0) ORDER BY z, k LIMIT 2",
+                "SELECT k, x, count(*) OVER (PARTITION BY k) AS n FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.k = a.k)");
+        return Arbitraries.oneOf(projected, topK, fixed).list().ofMinSize(1).ofMaxSize(2);
+    }
+
+    /** Uncorrelated and correlated scalar subqueries in the SELECT list and the WHERE clause, on either table. */
+    @Provide
+    Arbitrary<List<String>> scalarSubqueries() {
+        Arbitrary<String> value = Arbitraries.of("(SELECT max(z) FROM b)", "(SELECT count(*) FROM b WHERE z > 0)",
+                "(SELECT count(*) FROM b WHERE b.k = a.k)", "(SELECT sum(z) FROM b WHERE b.k = a.k AND z > 0)",
+                "(SELECT min(a2.x) FROM a AS a2 WHERE a2.k = a.k)", "(SELECT avg(x) FROM a AS a3)",
+                "(SELECT max(b.z) FROM b WHERE b.k = a.k AND b.t = a.s)");
+        Arbitrary<String> selected = Combinators.combine(Arbitraries.of(A_EXPRESSIONS).list().ofMinSize(1).ofMaxSize(2), value)
+                .as((expressions, subquery) -> {
+                    List<String> select = new ArrayList<>(expressions);
+                    select.add(subquery);
+                    return "SELECT " + aliased(select) + " FROM a";
+                });
+        Arbitrary<String> filtered = Combinators.combine(Arbitraries.of("x", "k", "x + k"), Arbitraries.of(">", "<=", "="), value)
+                .as((left, op, subquery) -> "SELECT k AS c0, x AS c1, s AS c2 FROM a WHERE " + left + " " + op + " " + subquery);
+        Arbitrary<String> fixed = Arbitraries.of(
+                "SELECT k, x FROM a WHERE x > (SELECT avg(a2.x) FROM a a2 WHERE a2.k = a.k)",
+                "SELECT b.k, b.z, (SELECT max(a.y) FROM a WHERE a.k = b.k AND a.s = b.t) AS m FROM b",
+                "SELECT a.k, b.t, (SELECT count(*) FROM a a2 WHERE a2.k = a.k) AS n FROM a JOIN b ON a.k = b.k",
+                "SELECT k, x, (SELECT count(*) FROM b WHERE b.k = a.k) AS n, (SELECT max(z) FROM b) AS m FROM a "
+                        + "WHERE s IS NULL OR x < (SELECT sum(z) FROM b WHERE b.k = a.k)");
+        return Arbitraries.oneOf(selected, filtered, fixed).list().ofMinSize(1).ofMaxSize(2);
     }
 
     /** A first view over the tables, then views that read it (v0) and each other (v1). */
