@@ -965,10 +965,12 @@ final class ViewCompiler {
                     case "DISTINCT_MODIFIER" -> {
                         // Maintained: see distinct().
                     }
-                    case "ORDER_MODIFIER" -> throw Refusal.unsupported(view, "ORDER BY",
-                            "a view is an unordered bag of rows; order in the query that reads it");
-                    default -> throw Refusal.unsupported(view, "LIMIT or OFFSET",
-                            "apply the LIMIT in the query that reads the view");
+                    case "ORDER_MODIFIER" -> throw Refusal.unsupported(view, "ORDER BY without LIMIT (here)",
+                            "a view is an unordered bag of rows; order in the query that reads it, or give the view's own "
+                                    + "SELECT ORDER BY ... LIMIT k for a top-k");
+                    default -> throw Refusal.unsupported(view, "LIMIT without ORDER BY, or LIMIT inside a subquery, CTE "
+                            + "or set operation", "a top-k is SELECT ... ORDER BY ... LIMIT k as the view's own SELECT; "
+                            + "for anything else apply the LIMIT in the query that reads the view");
                 }
             }
         }
