@@ -9,7 +9,7 @@ import java.util.Set;
  * plus a signed weight) into {@link ViewTable#OUTPUT}, which {@link ViewTable} then applies to the view table.
  */
 sealed interface DeltaProgram permits ProjectionProgram, AggregateProgram, RecursiveProgram, PartitionProgram,
-        TopKProgram {
+        TopKProgram, GroupedRelationsProgram {
     List<TableName> tables();
 
     /** The view's columns as SQL, one per view table column. */

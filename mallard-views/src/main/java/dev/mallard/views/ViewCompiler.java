@@ -36,7 +36,9 @@ final class ViewCompiler {
 
     DeltaProgram compile(String view, String sql) {
         JsonNode node = tree.parseQuery(sql);
-        return new Compilation(view).compile(node);
+        Compilation compilation = new Compilation(view);
+        DeltaProgram program = compilation.compile(node);
+        return compilation.grouped.isEmpty() ? program : new GroupedRelationsProgram(program, compilation.grouped);
     }
 
     /** A common table expression: its query and the CTEs it may read (those defined before it). */
@@ -65,6 +67,8 @@ final class ViewCompiler {
         private int joins;
         /** Set while compiling the parts of a WITH RECURSIVE that read the recursive CTE. */
         private Recursion recursion;
+        /** The aggregating CTEs and subqueries read so far, inner ones first. */
+        private final List<GroupedRelation> grouped = new ArrayList<>();
         /** The window calls and scalar subqueries of the SELECT being compiled by {@link #partitioned}. */
         private final Set<JsonNode> allowed = Collections.newSetFromMap(new IdentityHashMap<>());
 
@@ -1109,19 +1113,16 @@ final class ViewCompiler {
             Map<String, Cte> outer = ctes;
             ctes = scope;
             try {
+                if (aggregating(node)) {
+                    return groupedRelation(node, alias, columnAliases);
+                }
                 List<String> names = new ArrayList<>();
                 List<Branch> branches = linearBranches(node, names);
-                for (int i = 0; i < columnAliases.size() && i < names.size(); i++) {
-                    names.set(i, columnAliases.get(i));
-                }
-                Set<String> seen = new HashSet<>();
-                for (String name : names) {
-                    if (!seen.add(name.toLowerCase(Locale.ROOT))) {
-                        throw Refusal.unsupported(view, "two columns named " + name + " in the CTE or subquery " + alias,
-                                "alias the columns so that each has a name of its own");
-                    }
-                }
-                if (!catalog.binds(Branch.current(branches))) {
+                rename(names, columnAliases, alias);
+                // A relation that reads an aggregating one reads its state, which exists only once the view does.
+                boolean readsGrouped = branches.stream().flatMap(b -> b.source().occurrences().stream())
+                        .anyMatch(o -> o.grouped().isPresent());
+                if (!readsGrouped && !catalog.binds(Branch.current(branches))) {
                     // A subquery in FROM that reads a column of the tables beside it is a lateral join: its rows
                     // depend on the other side row by row, which the derived relation's own delta does not follow.
                     throw Refusal.unsupported(view, "the lateral (correlated) subquery " + alias + " in FROM",
@@ -1130,6 +1131,112 @@ final class ViewCompiler {
                 return TableOccurrence.derived(branches, alias, names);
             } finally {
                 ctes = outer;
+            }
+        }
+
+        private void rename(List<String> names, List<String> columnAliases, String alias) {
+            for (int i = 0; i < columnAliases.size() && i < names.size(); i++) {
+                names.set(i, columnAliases.get(i));
+            }
+            Set<String> seen = new HashSet<>();
+            for (String name : names) {
+                if (!seen.add(name.toLowerCase(Locale.ROOT))) {
+                    throw Refusal.unsupported(view, "two columns named " + name + " in the CTE or subquery " + alias,
+                            "alias the columns so that each has a name of its own");
+                }
+            }
+        }
+
+        private boolean aggregating(JsonNode node) {
+            return "SELECT_NODE".equals(node.path("type").asText()) && (distinct(node) || node.path("group_expressions").size() > 0
+                    || present(node.path("having")) || containsAggregate(node.path("select_list")));
+        }
+
+        /**
+         * A CTE or subquery in FROM with GROUP BY, aggregates, HAVING or DISTINCT, over joins like a view's: kept by
+         * a {@link GroupedRelation} that recomputes the groups a change touches.
+         */
+        private TableOccurrence groupedRelation(JsonNode node, String alias, List<String> columnAliases) {
+            Map<String, Cte> outer = ctes;
+            ctes = withCtes(node);
+            try {
+                checkQueryShape(node);
+                Source source = source(node);
+                List<JsonNode> select = expandStars(node.path("select_list"), source);
+                List<JsonNode> groups = new ArrayList<>();
+                node.path("group_expressions").forEach(groups::add);
+                JsonNode sets = node.path("group_sets");
+                if (sets.size() > 1 || (sets.size() == 1 && sets.get(0).size() != groups.size())) {
+                    throw Refusal.unsupported(view, "GROUPING SETS, ROLLUP or CUBE in the CTE or subquery " + alias,
+                            "one CTE per grouping");
+                }
+                if (distinct(node) && (!groups.isEmpty() || present(node.path("having"))
+                        || select.stream().anyMatch(this::containsAggregate))) {
+                    throw Refusal.unsupported(view, "SELECT DISTINCT over GROUP BY or aggregates in the CTE or subquery " + alias,
+                            "drop DISTINCT (grouped rows are already distinct by their keys)");
+                }
+                // DISTINCT groups by its columns; a constant one groups nothing (and in GROUP BY would be a position).
+                List<JsonNode> keys = distinct(node)
+                        ? select.stream().filter(e -> !"CONSTANT".equals(e.path("class").asText())).toList() : groups;
+                if (distinct(node) && keys.isEmpty()) {
+                    throw Refusal.unsupported(view, "SELECT DISTINCT of constants only in the CTE or subquery " + alias,
+                            "select a column of its tables too");
+                }
+                List<String> keySql = new ArrayList<>();
+                for (JsonNode key : keys) {
+                    if ("CONSTANT".equals(key.path("class").asText())) {
+                        throw Refusal.unsupported(view, "GROUP BY a position or a constant", "write the grouping expression itself in GROUP BY");
+                    }
+                    inspect(key, false);
+                    keySql.add(tree.print(key));
+                }
+                List<String> columns = new ArrayList<>();
+                List<String> names = new ArrayList<>();
+                for (JsonNode expression : select) {
+                    inspect(expression, true);
+                    columns.add(tree.print(expression));
+                    String name = expression.path("alias").asText("");
+                    JsonNode parts = expression.path("column_names");
+                    names.add(!name.isEmpty() ? name : "COLUMN_REF".equals(expression.path("class").asText()) && parts.size() > 0
+                            ? parts.get(parts.size() - 1).asText() : columns.get(columns.size() - 1));
+                }
+                rename(names, columnAliases, alias);
+                Optional<String> having = Optional.empty();
+                if (present(node.path("having"))) {
+                    inspect(node.path("having"), true);
+                    having = Optional.of(tree.print(node.path("having")));
+                }
+                for (JsonNode part : List.of(node.path("select_list"), node.path("where_clause"), node.path("group_expressions"),
+                        node.path("having"))) {
+                    checkOwnColumns(part, source, alias);
+                }
+                GroupedRelation relation = new GroupedRelation(view, grouped.size(), source, keySql, columns, having, names);
+                grouped.add(relation);
+                return TableOccurrence.grouped(relation, alias);
+            } finally {
+                ctes = outer;
+            }
+        }
+
+        /** Refuses a column reference that none of the relation's own tables has (lateral, or an output alias). */
+        private void checkOwnColumns(JsonNode expression, Source source, String alias) {
+            if ("SUBQUERY".equals(expression.path("class").asText())) {
+                return;
+            }
+            if ("COLUMN_REF".equals(expression.path("class").asText())) {
+                JsonNode names = expression.path("column_names");
+                String column = names.get(names.size() - 1).asText();
+                String relation = names.size() > 1 ? names.get(names.size() - 2).asText() : "";
+                if (!owns(source.occurrences(), relation, column)) {
+                    throw Refusal.unsupported(view, "the column " + tree.print(expression) + " in the aggregating CTE or subquery "
+                            + alias + ", which none of its tables has (a lateral subquery, or an output alias in GROUP BY or HAVING)",
+                            "join the outer table directly, and write the grouping expression itself");
+                }
+            }
+            for (JsonNode child : expression) {
+                if (child.isContainerNode()) {
+                    checkOwnColumns(child, source, alias);
+                }
             }
         }
 

@@ -103,6 +103,11 @@ class ViewsEqualTheirQueryTest {
         check(views, history);
     }
 
+    @Property
+    void aggregatingCtesEqualTheirQuery(@ForAll("aggregatingCtes") List<String> views, @ForAll("histories") List<Batch> history) {
+        check(views, history);
+    }
+
     private void check(List<String> queries, List<Batch> history) {
         try (DuckDBConnection connection = DuckDb.open("jdbc:duckdb:");
                 MaterializedViews views = MaterializedViews.attach(connection)) {
@@ -368,6 +373,34 @@ class ViewsEqualTheirQueryTest {
                 "SELECT k, x, (SELECT count(*) FROM b WHERE b.k = a.k) AS n, (SELECT max(z) FROM b) AS m FROM a "
                         + "WHERE s IS NULL OR x < (SELECT sum(z) FROM b WHERE b.k = a.k)");
         return Arbitraries.oneOf(selected, filtered, fixed).list().ofMinSize(1).ofMaxSize(2);
+    }
+
+    /**
+     * CTEs and subqueries in FROM with GROUP BY, global aggregates, HAVING and DISTINCT, joined, nested, read
+     * twice, under IN, under a window and a top-k.
+     */
+    @Provide
+    Arbitrary<List<String>> aggregatingCtes() {
+        Arbitrary<String> grouped = Arbitraries.of("SELECT k, sum(x) AS sx, count(*) AS n FROM a GROUP BY k",
+                "SELECT k, max(y) AS sx, count(s) AS n FROM a WHERE x > 0 GROUP BY k",
+                "SELECT a.k, count(b.t) AS sx, min(b.z) AS n FROM a LEFT JOIN b ON a.k = b.k GROUP BY a.k",
+                "SELECT k, count(DISTINCT s) AS sx, sum(x) AS n FROM a GROUP BY k HAVING count(*) > 1",
+                "SELECT DISTINCT k, x % 2 AS sx, 0 AS n FROM a");
+        Arbitrary<String> reader = Arbitraries.of("SELECT g.k, g.sx, b.z FROM g JOIN b ON g.k = b.k",
+                "SELECT b.t, g.sx, g.n FROM b LEFT JOIN g ON g.k = b.k", "SELECT * FROM g WHERE n > 0",
+                "SELECT g1.k, g2.k AS k2 FROM g g1 JOIN g g2 ON g1.n = g2.n", "SELECT n, count(*) AS c FROM g GROUP BY n");
+        Arbitrary<String> withCte = Combinators.combine(grouped, reader).as((g, r) -> "WITH g AS (" + g + ") " + r);
+        Arbitrary<String> fixed = Arbitraries.of(
+                "WITH tot AS (SELECT count(*) AS n, sum(x) AS s FROM a) SELECT b.k, tot.n, tot.s FROM b, tot",
+                "WITH g AS (SELECT k, sum(x) AS sx FROM a GROUP BY k), h AS (SELECT sx % 3 AS bucket, count(*) AS n FROM g "
+                        + "GROUP BY sx % 3) SELECT * FROM h",
+                "WITH g AS (SELECT k, avg(x) AS ax FROM a GROUP BY k), f AS (SELECT k, ax FROM g WHERE ax > 0) "
+                        + "SELECT f.k, b.t FROM f JOIN b ON f.k = b.k",
+                "SELECT k, z FROM b WHERE k IN (SELECT c.k FROM (SELECT k, count(*) AS n FROM a GROUP BY k) c WHERE c.n > 1)",
+                "WITH g AS (SELECT k, sum(x) AS sx FROM a GROUP BY k) SELECT k, sx, rank() OVER (ORDER BY sx) AS r FROM g",
+                "WITH g AS (SELECT k, sum(x) AS sx FROM a GROUP BY k) SELECT k, sx FROM g ORDER BY sx DESC NULLS LAST, k LIMIT 2",
+                "SELECT a.k, a.x, m.top FROM a JOIN (SELECT k, max(z) AS top FROM b GROUP BY k) AS m(k, top) ON a.k = m.k");
+        return Arbitraries.oneOf(withCte, fixed).list().ofMinSize(1).ofMaxSize(2);
     }
 
     /** A first view over the tables, then views that read it (v0) and each other (v1). */
