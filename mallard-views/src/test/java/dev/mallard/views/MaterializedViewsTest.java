@@ -443,6 +443,23 @@ class MaterializedViewsTest {
         }
     }
 
+    @Test
+    void anAggregatingCteIsKeptByTheViewAndDroppedWithIt() {
+        String query = "WITH totals AS (SELECT city, sum(amount) AS total FROM orders GROUP BY city) "
+                + "SELECT c.region, t.city, t.total FROM totals t JOIN cities c ON t.city = c.city";
+        views.createView("regional", query);
+        DuckDb.run(connection, "INSERT INTO orders VALUES (11, 'Rome', 3.00, 1)", "UPDATE orders SET amount = 1 WHERE id = 1");
+        views.sync();
+        assertThat(DuckDb.rows(connection, "SELECT * FROM regional")).containsExactly("north|Oslo|6.25", "south|Rome|10.00",
+                "south|Rome|10.00");
+        assertThat(DuckDb.difference(connection, "regional", query)).isZero();
+        assertThat(views.names()).containsExactly("regional");
+
+        views.dropView("regional");
+        assertThat(DuckDb.rows(connection, "SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'mallard_views' "
+                + "AND table_name LIKE 'state$regional%'")).containsExactly("0");
+    }
+
     private List<String> changes(String view) throws SQLException {
         List<String> rows = new ArrayList<>();
         try (ResultSet changes = views.changes(view)) {
