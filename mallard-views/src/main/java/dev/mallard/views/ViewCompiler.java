@@ -12,6 +12,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.Iterator;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -23,8 +24,9 @@ import java.util.stream.Collectors;
  * Reads a view's query from DuckDB's parse tree and compiles it into a {@link DeltaProgram}, or refuses it
  * naming the operator it cannot maintain. The families it maintains: projection and filter with any
  * deterministic scalar expression over joins (inner, outer, semi, anti; any ON condition) of base tables, and GROUP BY or global
- * aggregates with SUM, COUNT, COUNT(*), AVG, MIN and MAX, expressions over them and HAVING. A source may be
- * another materialized view: its table is captured like any table.
+ * aggregates with SUM, COUNT, COUNT(*), AVG, MIN and MAX, expressions over them and HAVING; set operations;
+ * linear WITH RECURSIVE; window functions and scalar subqueries; ORDER BY ... LIMIT; aggregating CTEs and
+ * subqueries in FROM. A source may be another materialized view: its table is captured like any table.
  */
 final class ViewCompiler {
     private final SqlTree tree;
@@ -273,6 +275,14 @@ final class ViewCompiler {
                         keySets.add(keys);
                         continue;
                     }
+                    JsonNode query = item.path("subquery").path("node");
+                    Set<String> local = new HashSet<>();
+                    collectCteNames(query, local);
+                    Optional<String> cte = cteRead(query, local);
+                    if (cte.isPresent()) {
+                        throw Refusal.unsupported(view, "a scalar subquery that reads the CTE " + cte.get(),
+                                "read a table or a materialized view in the subquery, or join the CTE");
+                    }
                     String sql = tree.print(item);
                     if (catalog.binds("SELECT " + sql)) {
                         scalars.add(new PartitionProgram.Scalar(sql, tablesRead(item.path("subquery").path("node"))));
@@ -410,9 +420,26 @@ final class ViewCompiler {
             collectCteNames(query, local);
             List<TableOccurrence> occurrences = new ArrayList<>();
             collectTables(query, local, occurrences);
-            Set<TableName> tables = new java.util.LinkedHashSet<>();
+            Set<TableName> tables = new LinkedHashSet<>();
             occurrences.forEach(o -> tables.addAll(o.tables()));
             return List.copyOf(tables);
+        }
+
+        /** A CTE of the enclosing query that a subquery reads (the subquery's SQL is run as printed, without them). */
+        private Optional<String> cteRead(JsonNode node, Set<String> local) {
+            if ("BASE_TABLE".equals(node.path("type").asText()) && node.path("schema_name").asText("").isEmpty()) {
+                String name = node.path("table_name").asText().toLowerCase(Locale.ROOT);
+                return ctes.containsKey(name) && !local.contains(name) ? Optional.of(node.path("table_name").asText()) : Optional.empty();
+            }
+            for (JsonNode child : node) {
+                if (child.isContainerNode()) {
+                    Optional<String> found = cteRead(child, local);
+                    if (found.isPresent()) {
+                        return found;
+                    }
+                }
+            }
+            return Optional.empty();
         }
 
         private void collectCteNames(JsonNode node, Set<String> names) {

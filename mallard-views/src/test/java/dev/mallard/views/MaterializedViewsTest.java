@@ -460,6 +460,20 @@ class MaterializedViewsTest {
                 + "AND table_name LIKE 'state$regional%'")).containsExactly("0");
     }
 
+    @Test
+    void shapesOfTheNewOperatorsThatAreNotMaintainedAreRefusedWithTheAlternative() {
+        assertRefused("WITH c AS (SELECT city FROM cities) SELECT id, (SELECT count(*) FROM c) AS n FROM orders",
+                "a scalar subquery that reads the CTE c");
+        assertRefused("SELECT id FROM orders o WHERE qty > (SELECT count(*) FROM cities c WHERE c.city = o.city GROUP BY c.region)",
+                "correlated scalar subquery with WITH, GROUP BY");
+        assertRefused("SELECT city, sum(amount) AS total FROM orders GROUP BY city ORDER BY total DESC LIMIT 1",
+                "ORDER BY ... LIMIT over GROUP BY");
+        assertRefused("SELECT DISTINCT city, rank() OVER (ORDER BY city) FROM orders", "window functions or scalar subqueries with");
+        assertRefused("SELECT id FROM orders ORDER BY id LIMIT 1 + 1", "LIMIT with an expression");
+        assertRefused("SELECT o.id, t.n FROM orders o, (SELECT count(*) AS n FROM cities c WHERE c.city = o.city) t",
+                "which none of its tables has");
+    }
+
     private List<String> changes(String view) throws SQLException {
         List<String> rows = new ArrayList<>();
         try (ResultSet changes = views.changes(view)) {
