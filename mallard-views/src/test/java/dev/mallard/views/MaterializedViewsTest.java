@@ -474,6 +474,28 @@ class MaterializedViewsTest {
                 "which none of its tables has");
     }
 
+    @Test
+    void viewsWithStateOfTheirOwnKeepWorkingAfterAReopen(@TempDir Path directory) throws Exception {
+        String url = "jdbc:duckdb:" + directory.resolve("state.duckdb");
+        Map<String, String> queries = Map.of(
+                "reach", "WITH RECURSIVE r(a, b) AS (SELECT src, dst FROM edges UNION SELECT r.a, e.dst FROM r JOIN edges e "
+                        + "ON r.b = e.src) SELECT * FROM r",
+                "fanout", "WITH f AS (SELECT src, count(*) AS n FROM edges GROUP BY src) SELECT e.src, e.dst, f.n FROM edges e "
+                        + "JOIN f ON e.src = f.src",
+                "ranked", "SELECT src, dst, rank() OVER (PARTITION BY src ORDER BY dst) AS r FROM edges",
+                "top", "SELECT src, dst FROM edges ORDER BY dst DESC, src LIMIT 2");
+        try (DuckDBConnection first = DuckDb.open(url); MaterializedViews attached = MaterializedViews.attach(first)) {
+            DuckDb.run(first, "CREATE TABLE edges (src INTEGER, dst INTEGER)", "INSERT INTO edges VALUES (1, 2), (2, 3)");
+            queries.forEach(attached::createView);
+        }
+        try (DuckDBConnection second = DuckDb.open(url); MaterializedViews attached = MaterializedViews.attach(second)) {
+            DuckDb.run(second, "INSERT INTO edges VALUES (3, 4), (1, 5)", "DELETE FROM edges WHERE src = 2");
+            attached.sync();
+            queries.forEach((name, query) -> assertThat(DuckDb.difference(second, name, query)).as(name).isZero());
+            assertThat(DuckDb.rows(second, "SELECT b FROM reach WHERE a = 1")).containsExactly("2", "5");
+        }
+    }
+
     private List<String> changes(String view) throws SQLException {
         List<String> rows = new ArrayList<>();
         try (ResultSet changes = views.changes(view)) {
