@@ -150,6 +150,9 @@ final class ViewCompiler {
                     default -> throw Refusal.unsupported(view, "LIMIT with a percentage", "use LIMIT with a row count");
                 }
             }
+            if (!present(limit.path("limit"))) {
+                throw Refusal.unsupported(view, "OFFSET without LIMIT", "give the top-k a LIMIT");
+            }
             long rows = constant(limit.path("limit"), "LIMIT");
             long offset = present(limit.path("offset")) ? constant(limit.path("offset"), "OFFSET") : 0;
             ObjectNode bare = ((ObjectNode) node).deepCopy();

@@ -15,7 +15,8 @@ import org.duckdb.DuckDBConnection;
 /**
  * Differential tests: random tables with NULLs and duplicate rows, random views from each maintained family
  * (projections, aggregates with DISTINCT and FILTER, inner joins and UNION, outer/semi/anti joins, CTEs and
- * EXCEPT/INTERSECT, IN/EXISTS subqueries, views over views),
+ * EXCEPT/INTERSECT, IN/EXISTS subqueries, views over views, recursive CTEs, windows and top-k, scalar
+ * subqueries, aggregating CTEs),
  * random batches of INSERT, UPDATE, DELETE and TRUNCATE (some in transactions that roll back); after every
  * sync, {@code view EXCEPT ALL query} and {@code query EXCEPT ALL view} are both empty.
  *
