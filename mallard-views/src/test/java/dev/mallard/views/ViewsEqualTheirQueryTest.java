@@ -327,11 +327,14 @@ class ViewsEqualTheirQueryTest {
                 "row_number() OVER (PARTITION BY k ORDER BY x, y, s)", "count(*) OVER (PARTITION BY k)",
                 "sum(x) OVER (PARTITION BY k ORDER BY x)", "dense_rank() OVER (ORDER BY s)", "count(x) OVER ()",
                 "min(y) OVER (PARTITION BY s, k)", "first_value(s) OVER (PARTITION BY k ORDER BY x DESC, y, s)",
-                "avg(x) OVER (PARTITION BY x % 2)", "max(x) OVER (PARTITION BY k, s)");
+                "avg(x) OVER (PARTITION BY x % 2)", "max(x) OVER (PARTITION BY k, s)",
+                "lag(x) OVER (PARTITION BY k ORDER BY x, y, s)",
+                "sum(x) OVER (PARTITION BY s ORDER BY x, y, k ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)");
         Arbitrary<String> projected = Combinators.combine(Arbitraries.of(KEYS).set().ofMinSize(1).ofMaxSize(2).map(List::copyOf),
                 window.list().ofMinSize(1).ofMaxSize(2), Arbitraries.of("TRUE", "x > 0", "s IS NOT NULL"))
                 .as((columns, calls, filter) -> {
-                    List<String> select = new ArrayList<>(List.of("k", "x", "y", "s"));
+                    List<String> select = new ArrayList<>(columns);
+                    select.add("y");
                     select.addAll(calls);
                     return "SELECT " + aliased(select) + " FROM a WHERE " + filter;
                 });
