@@ -82,8 +82,9 @@ record PartitionProgram(String view, Source source, List<String> outputs, Option
 
     @Override
     public void maintain(Connection connection, Set<TableName> changed) {
-        boolean everything = scalarsMoved(connection, changed)
-                || partition.isPresent() && (partition.get().isEmpty() || conditionTables().stream().anyMatch(changed::contains));
+        boolean whole = partition.isPresent() && partition.get().isEmpty() && rowTables().stream().anyMatch(changed::contains);
+        boolean everything = scalarsMoved(connection, changed) || whole
+                || keyed() && conditionTables().stream().anyMatch(changed::contains);
         if (everything) {
             recompute(connection);
             return;
@@ -158,6 +159,13 @@ record PartitionProgram(String view, Source source, List<String> outputs, Option
             Sql.update(connection, "UPDATE " + scalarTable() + " AS old SET " + String.join(", ", sets) + " FROM " + now);
         }
         return moved;
+    }
+
+    /** The tables the rows depend on besides the uncorrelated subqueries' (whose values are compared instead). */
+    private Set<TableName> rowTables() {
+        Set<TableName> tables = new LinkedHashSet<>(source.tables());
+        feeds.forEach(f -> tables.addAll(f.source().tables()));
+        return tables;
     }
 
     /** The tables of IN and EXISTS conditions: a change there flips rows of any partition. */

@@ -375,7 +375,10 @@ class ViewsEqualTheirQueryTest {
                 "SELECT b.k, b.z, (SELECT max(a.y) FROM a WHERE a.k = b.k AND a.s = b.t) AS m FROM b",
                 "SELECT a.k, b.t, (SELECT count(*) FROM a a2 WHERE a2.k = a.k) AS n FROM a JOIN b ON a.k = b.k",
                 "SELECT k, x, (SELECT count(*) FROM b WHERE b.k = a.k) AS n, (SELECT max(z) FROM b) AS m FROM a "
-                        + "WHERE s IS NULL OR x < (SELECT sum(z) FROM b WHERE b.k = a.k)");
+                        + "WHERE s IS NULL OR x < (SELECT sum(z) FROM b WHERE b.k = a.k)",
+                // No common key: one partition.
+                "SELECT k, x, (SELECT count(*) FROM b WHERE b.k = a.k) AS n, (SELECT count(*) FROM b WHERE b.z = a.x) AS m FROM a",
+                "SELECT k, x, dense_rank() OVER (ORDER BY x) AS r, (SELECT max(z) FROM b) AS m FROM a");
         return Arbitraries.oneOf(selected, filtered, fixed).list().ofMinSize(1).ofMaxSize(2);
     }
 
