@@ -410,13 +410,17 @@ class ViewsEqualTheirQueryTest {
         return Arbitraries.oneOf(withCte, fixed).list().ofMinSize(1).ofMaxSize(2);
     }
 
-    /** A first view over the tables, then views that read it (v0) and each other (v1). */
+    /** A first view over the tables (of any family), then views that read it (v0) and each other (v1). */
     @Provide
     Arbitrary<List<String>> cascades() {
         Arbitrary<String> upstream = Arbitraries.of(
                 "SELECT k AS c0, sum(x) AS c1, count(*) AS c2 FROM a GROUP BY k",
                 "SELECT a.k AS c0, a.x AS c1, b.t AS c2 FROM a JOIN b ON a.k = b.k",
-                "SELECT DISTINCT k AS c0, s AS c1, x AS c2 FROM a");
+                "SELECT DISTINCT k AS c0, s AS c1, x AS c2 FROM a",
+                "SELECT k AS c0, x AS c1, rank() OVER (PARTITION BY k ORDER BY x) AS c2 FROM a",
+                "WITH g AS (SELECT k, sum(x) AS sx, count(*) AS n FROM a GROUP BY k) SELECT k AS c0, sx AS c1, n AS c2 FROM g",
+                "WITH RECURSIVE r(p, q) AS (SELECT k, z FROM b UNION SELECT r.p, b.z FROM r JOIN b ON r.q = b.k) "
+                        + "SELECT p AS c0, q AS c1, p + q AS c2 FROM r");
         Arbitrary<String> middle = Arbitraries.of(
                 "SELECT c2 AS d0, count(*) AS d1, min(c0) AS d2 FROM v0 GROUP BY c2",
                 "SELECT v0.c0 AS d0, v0.c1 AS d1, b.z AS d2 FROM v0 JOIN b ON v0.c0 = b.k",
