@@ -8,7 +8,8 @@ import java.util.Set;
  * The compiled maintenance of one view. Both methods write the view's change as a Z-set (the view's columns
  * plus a signed weight) into {@link ViewTable#OUTPUT}, which {@link ViewTable} then applies to the view table.
  */
-sealed interface DeltaProgram permits ProjectionProgram, AggregateProgram {
+sealed interface DeltaProgram permits ProjectionProgram, AggregateProgram, RecursiveProgram, PartitionProgram,
+        TopKProgram, GroupedRelationsProgram {
     List<TableName> tables();
 
     /** The view's columns as SQL, one per view table column. */

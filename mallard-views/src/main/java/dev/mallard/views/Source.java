@@ -144,6 +144,33 @@ record Source(FromNode from, List<TableOccurrence> occurrences, Optional<String>
         return select(columns, "1", render(from, null, this::table, false), filters);
     }
 
+    /**
+     * The rows with each mention read from {@code relation} (a FROM item per mention index) instead of its
+     * table, weighted by {@code weight} and filtered by the WHERE clause; for a source of inner joins with no
+     * requirements (see {@link #innerOnly}).
+     */
+    String reading(List<String> columns, String weight, IntFunction<String> relation) {
+        return select(columns, weight, render(from, null, relation, false), where.map(List::of).orElse(List.of()));
+    }
+
+    /** The same FROM and requirements with {@code condition} AND-ed to the WHERE clause. */
+    Source restricted(String condition) {
+        return new Source(from, occurrences, Optional.of(where.map(w -> "(" + w + ") AND (" + condition + ")").orElse(condition)),
+                requirements);
+    }
+
+    /** Whether the rows are inner joins of base tables with a WHERE clause only: monotone in every table. */
+    boolean innerOnly() {
+        return requirements.isEmpty() && occurrences.stream().allMatch(o -> o.table().isPresent()) && innerJoins(from);
+    }
+
+    private static boolean innerJoins(FromNode node) {
+        return switch (node) {
+            case FromNode.Mention m -> true;
+            case FromNode.Join j -> j.kind() == FromNode.Kind.INNER && innerJoins(j.left()) && innerJoins(j.right());
+        };
+    }
+
     /** The delta of the rows since the last sync, given the tables whose logs hold changes. */
     String delta(List<String> columns, Set<TableName> changed) {
         List<String> parts = new ArrayList<>();

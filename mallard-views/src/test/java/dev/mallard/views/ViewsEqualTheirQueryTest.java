@@ -15,7 +15,8 @@ import org.duckdb.DuckDBConnection;
 /**
  * Differential tests: random tables with NULLs and duplicate rows, random views from each maintained family
  * (projections, aggregates with DISTINCT and FILTER, inner joins and UNION, outer/semi/anti joins, CTEs and
- * EXCEPT/INTERSECT, IN/EXISTS subqueries, views over views),
+ * EXCEPT/INTERSECT, IN/EXISTS subqueries, views over views, recursive CTEs, windows and top-k, scalar
+ * subqueries, aggregating CTEs),
  * random batches of INSERT, UPDATE, DELETE and TRUNCATE (some in transactions that roll back); after every
  * sync, {@code view EXCEPT ALL query} and {@code query EXCEPT ALL view} are both empty.
  *
@@ -85,6 +86,26 @@ class ViewsEqualTheirQueryTest {
 
     @Property
     void viewsOverViewsEqualTheirQuery(@ForAll("cascades") List<String> views, @ForAll("histories") List<Batch> history) {
+        check(views, history);
+    }
+
+    @Property
+    void recursiveCtesEqualTheirQuery(@ForAll("recursions") List<String> views, @ForAll("histories") List<Batch> history) {
+        check(views, history);
+    }
+
+    @Property
+    void windowsAndTopKEqualTheirQuery(@ForAll("windows") List<String> views, @ForAll("histories") List<Batch> history) {
+        check(views, history);
+    }
+
+    @Property
+    void scalarSubqueriesEqualTheirQuery(@ForAll("scalarSubqueries") List<String> views, @ForAll("histories") List<Batch> history) {
+        check(views, history);
+    }
+
+    @Property
+    void aggregatingCtesEqualTheirQuery(@ForAll("aggregatingCtes") List<String> views, @ForAll("histories") List<Batch> history) {
         check(views, history);
     }
 
@@ -271,13 +292,135 @@ class ViewsEqualTheirQueryTest {
         return Arbitraries.oneOf(projection, grouped, fixed).list().ofMinSize(1).ofMaxSize(3);
     }
 
-    /** A first view over the tables, then views that read it (v0) and each other (v1). */
+    /**
+     * Transitive closures and bounded walks over b's edges (k -> z), some seeded from a or joining a in the
+     * step; the values are small, so every recursion ends.
+     */
+    @Provide
+    Arbitrary<List<String>> recursions() {
+        Arbitrary<String> base = Arbitraries.of("SELECT k, z FROM b", "SELECT k, x FROM a WHERE x IS NOT NULL",
+                "SELECT k, z FROM b WHERE t IS NOT NULL UNION SELECT x, k FROM a", "SELECT a.k, b.z FROM a JOIN b ON a.x = b.k");
+        Arbitrary<String> step = Arbitraries.of("SELECT r.p, b.z FROM r JOIN b ON r.q = b.k",
+                "SELECT r.p, b.z FROM b JOIN r ON r.q = b.k WHERE b.t IS DISTINCT FROM 'q'",
+                "SELECT r.p, a.x FROM r JOIN b ON r.q = b.k JOIN a ON a.k = b.z",
+                "SELECT r.p, b.z FROM r, b WHERE r.q = b.k AND b.z > r.p");
+        Arbitrary<String> select = Arbitraries.of("SELECT * FROM r", "SELECT q AS c0, p + 1 AS c1 FROM r WHERE p IS NOT NULL",
+                "SELECT p AS c0 FROM r AS w WHERE w.q > 0");
+        Arbitrary<String> closure = Combinators.combine(base, step, select)
+                .as((b, st, sel) -> "WITH RECURSIVE r(p, q) AS (" + b + " UNION " + st + ") " + sel);
+        Arbitrary<String> fixed = Arbitraries.of(
+                "WITH RECURSIVE w(n, d) AS (SELECT k, 0 FROM b UNION SELECT b.z, w.d + 1 FROM w JOIN b ON b.k = w.n WHERE w.d < 3) "
+                        + "SELECT * FROM w",
+                "WITH RECURSIVE r(p, q) AS (SELECT k, z FROM b UNION SELECT r.p, b.z FROM r JOIN b ON r.q = b.k) "
+                        + "SELECT p AS c0, q AS c1 FROM r WHERE p = q");
+        return Arbitraries.oneOf(closure, fixed).list().ofMinSize(1).ofMaxSize(2);
+    }
+
+    /**
+     * Window functions (with and without PARTITION BY, QUALIFY, over a join) and ORDER BY ... LIMIT. Every
+     * ORDER BY that decides which row gets a number or a place covers all the columns the view shows, so rows
+     * that tie are equal and the query's answer is one bag (docs/views.md, "Ties").
+     */
+    @Provide
+    Arbitrary<List<String>> windows() {
+        Arbitrary<String> window = Arbitraries.of("rank() OVER (PARTITION BY k ORDER BY x)",
+                "row_number() OVER (PARTITION BY k ORDER BY x, y, s)", "count(*) OVER (PARTITION BY k)",
+                "sum(x) OVER (PARTITION BY k ORDER BY x)", "dense_rank() OVER (ORDER BY s)", "count(x) OVER ()",
+                "min(y) OVER (PARTITION BY s, k)", "first_value(s) OVER (PARTITION BY k ORDER BY x DESC, y, s)",
+                "avg(x) OVER (PARTITION BY x % 2)", "max(x) OVER (PARTITION BY k, s)",
+                "lag(x) OVER (PARTITION BY k ORDER BY x, y, s)",
+                "sum(x) OVER (PARTITION BY s ORDER BY x, y, k ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)");
+        Arbitrary<String> projected = Combinators.combine(Arbitraries.of(KEYS).set().ofMinSize(1).ofMaxSize(2).map(List::copyOf),
+                window.list().ofMinSize(1).ofMaxSize(2), Arbitraries.of("TRUE", "x > 0", "s IS NOT NULL"))
+                .as((columns, calls, filter) -> {
+                    List<String> select = new ArrayList<>(columns);
+                    select.add("y");
+                    select.addAll(calls);
+                    return "SELECT " + aliased(select) + " FROM a WHERE " + filter;
+                });
+        Arbitrary<String> topK = Combinators.combine(
+                Arbitraries.of("k, x, y, s", "x", "s, k", "x + k AS c0, s"),
+                Arbitraries.of("x DESC, k, y, s", "x DESC NULLS FIRST, k, y, s", "coalesce(x, 0), k NULLS FIRST, y, s",
+                        "s, x, k, y"),
+                Arbitraries.of("LIMIT 1", "LIMIT 3", "LIMIT 2 OFFSET 1"),
+                Arbitraries.of("", " WHERE k IS NOT NULL"))
+                .as((columns, order, limit, where) -> "SELECT " + columns + " FROM a" + where + " ORDER BY " + order + " " + limit);
+        Arbitrary<String> fixed = Arbitraries.of(
+                "SELECT k, x FROM a QUALIFY rank() OVER (PARTITION BY k ORDER BY x DESC) <= 2",
+                "SELECT a.k, b.z, rank() OVER (PARTITION BY a.k ORDER BY b.z) AS r FROM a JOIN b ON a.k = b.k",
+                "SELECT k, s, rank() OVER (PARTITION BY k, s ORDER BY x) AS r, count(*) OVER (PARTITION BY k) AS n, x FROM a",
+                "SELECT a.k, b.z FROM a JOIN b ON a.k = b.k ORDER BY b.z DESC, a.k LIMIT 2",
+                "SELECT k, z FROM b WHERE k NOT IN (SELECT k FROM a WHERE x > 0) ORDER BY z, k LIMIT 2",
+                "SELECT k, x, count(*) OVER (PARTITION BY k) AS n FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.k = a.k)");
+        return Arbitraries.oneOf(projected, topK, fixed).list().ofMinSize(1).ofMaxSize(2);
+    }
+
+    /** Uncorrelated and correlated scalar subqueries in the SELECT list and the WHERE clause, on either table. */
+    @Provide
+    Arbitrary<List<String>> scalarSubqueries() {
+        Arbitrary<String> value = Arbitraries.of("(SELECT max(z) FROM b)", "(SELECT count(*) FROM b WHERE z > 0)",
+                "(SELECT count(*) FROM b WHERE b.k = a.k)", "(SELECT sum(z) FROM b WHERE b.k = a.k AND z > 0)",
+                "(SELECT min(a2.x) FROM a AS a2 WHERE a2.k = a.k)", "(SELECT avg(x) FROM a AS a3)",
+                "(SELECT max(b.z) FROM b WHERE b.k = a.k AND b.t = a.s)");
+        Arbitrary<String> selected = Combinators.combine(Arbitraries.of(A_EXPRESSIONS).list().ofMinSize(1).ofMaxSize(2), value)
+                .as((expressions, subquery) -> {
+                    List<String> select = new ArrayList<>(expressions);
+                    select.add(subquery);
+                    return "SELECT " + aliased(select) + " FROM a";
+                });
+        Arbitrary<String> filtered = Combinators.combine(Arbitraries.of("x", "k", "x + k"), Arbitraries.of(">", "<=", "="), value)
+                .as((left, op, subquery) -> "SELECT k AS c0, x AS c1, s AS c2 FROM a WHERE " + left + " " + op + " " + subquery);
+        Arbitrary<String> fixed = Arbitraries.of(
+                "SELECT k, x FROM a WHERE x > (SELECT avg(a2.x) FROM a a2 WHERE a2.k = a.k)",
+                "SELECT b.k, b.z, (SELECT max(a.y) FROM a WHERE a.k = b.k AND a.s = b.t) AS m FROM b",
+                "SELECT a.k, b.t, (SELECT count(*) FROM a a2 WHERE a2.k = a.k) AS n FROM a JOIN b ON a.k = b.k",
+                "SELECT k, x, (SELECT count(*) FROM b WHERE b.k = a.k) AS n, (SELECT max(z) FROM b) AS m FROM a "
+                        + "WHERE s IS NULL OR x < (SELECT sum(z) FROM b WHERE b.k = a.k)",
+                // No common key: one partition.
+                "SELECT k, x, (SELECT count(*) FROM b WHERE b.k = a.k) AS n, (SELECT count(*) FROM b WHERE b.z = a.x) AS m FROM a",
+                "SELECT k, x, dense_rank() OVER (ORDER BY x) AS r, (SELECT max(z) FROM b) AS m FROM a");
+        return Arbitraries.oneOf(selected, filtered, fixed).list().ofMinSize(1).ofMaxSize(2);
+    }
+
+    /**
+     * CTEs and subqueries in FROM with GROUP BY, global aggregates, HAVING and DISTINCT, joined, nested, read
+     * twice, under IN, under a window and a top-k.
+     */
+    @Provide
+    Arbitrary<List<String>> aggregatingCtes() {
+        Arbitrary<String> grouped = Arbitraries.of("SELECT k, sum(x) AS sx, count(*) AS n FROM a GROUP BY k",
+                "SELECT k, max(y) AS sx, count(s) AS n FROM a WHERE x > 0 GROUP BY k",
+                "SELECT a.k, count(b.t) AS sx, min(b.z) AS n FROM a LEFT JOIN b ON a.k = b.k GROUP BY a.k",
+                "SELECT k, count(DISTINCT s) AS sx, sum(x) AS n FROM a GROUP BY k HAVING count(*) > 1",
+                "SELECT DISTINCT k, x % 2 AS sx, 0 AS n FROM a");
+        Arbitrary<String> reader = Arbitraries.of("SELECT g.k, g.sx, b.z FROM g JOIN b ON g.k = b.k",
+                "SELECT b.t, g.sx, g.n FROM b LEFT JOIN g ON g.k = b.k", "SELECT * FROM g WHERE n > 0",
+                "SELECT g1.k, g2.k AS k2 FROM g g1 JOIN g g2 ON g1.n = g2.n", "SELECT n, count(*) AS c FROM g GROUP BY n");
+        Arbitrary<String> withCte = Combinators.combine(grouped, reader).as((g, r) -> "WITH g AS (" + g + ") " + r);
+        Arbitrary<String> fixed = Arbitraries.of(
+                "WITH tot AS (SELECT count(*) AS n, sum(x) AS s FROM a) SELECT b.k, tot.n, tot.s FROM b, tot",
+                "WITH g AS (SELECT k, sum(x) AS sx FROM a GROUP BY k), h AS (SELECT sx % 3 AS bucket, count(*) AS n FROM g "
+                        + "GROUP BY sx % 3) SELECT * FROM h",
+                "WITH g AS (SELECT k, avg(x) AS ax FROM a GROUP BY k), f AS (SELECT k, ax FROM g WHERE ax > 0) "
+                        + "SELECT f.k, b.t FROM f JOIN b ON f.k = b.k",
+                "SELECT k, z FROM b WHERE k IN (SELECT c.k FROM (SELECT k, count(*) AS n FROM a GROUP BY k) c WHERE c.n > 1)",
+                "WITH g AS (SELECT k, sum(x) AS sx FROM a GROUP BY k) SELECT k, sx, rank() OVER (ORDER BY sx) AS r FROM g",
+                "WITH g AS (SELECT k, sum(x) AS sx FROM a GROUP BY k) SELECT k, sx FROM g ORDER BY sx DESC NULLS LAST, k LIMIT 2",
+                "SELECT a.k, a.x, m.top FROM a JOIN (SELECT k, max(z) AS top FROM b GROUP BY k) AS m(k, top) ON a.k = m.k");
+        return Arbitraries.oneOf(withCte, fixed).list().ofMinSize(1).ofMaxSize(2);
+    }
+
+    /** A first view over the tables (of any family), then views that read it (v0) and each other (v1). */
     @Provide
     Arbitrary<List<String>> cascades() {
         Arbitrary<String> upstream = Arbitraries.of(
                 "SELECT k AS c0, sum(x) AS c1, count(*) AS c2 FROM a GROUP BY k",
                 "SELECT a.k AS c0, a.x AS c1, b.t AS c2 FROM a JOIN b ON a.k = b.k",
-                "SELECT DISTINCT k AS c0, s AS c1, x AS c2 FROM a");
+                "SELECT DISTINCT k AS c0, s AS c1, x AS c2 FROM a",
+                "SELECT k AS c0, x AS c1, rank() OVER (PARTITION BY k ORDER BY x) AS c2 FROM a",
+                "WITH g AS (SELECT k, sum(x) AS sx, count(*) AS n FROM a GROUP BY k) SELECT k AS c0, sx AS c1, n AS c2 FROM g",
+                "WITH RECURSIVE r(p, q) AS (SELECT k, z FROM b UNION SELECT r.p, b.z FROM r JOIN b ON r.q = b.k) "
+                        + "SELECT p AS c0, q AS c1, p + q AS c2 FROM r");
         Arbitrary<String> middle = Arbitraries.of(
                 "SELECT c2 AS d0, count(*) AS d1, min(c0) AS d2 FROM v0 GROUP BY c2",
                 "SELECT v0.c0 AS d0, v0.c1 AS d1, b.z AS d2 FROM v0 JOIN b ON v0.c0 = b.k",
