@@ -44,7 +44,12 @@ final class ChangeCapture {
     }
 
     static long pending(Connection connection, TableName table) {
-        return Sql.count(connection, "SELECT count(*) FROM " + table.deltaTable());
+        return Sql.count(connection, pendingQuery(table));
+    }
+
+    /** The query behind {@link #pending}, for a sync to read every table's count in one statement. */
+    static String pendingQuery(TableName table) {
+        return "SELECT count(*) FROM " + table.deltaTable();
     }
 
     static void clear(Connection connection, TableName table) {
