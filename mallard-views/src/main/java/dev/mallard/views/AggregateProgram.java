@@ -95,8 +95,9 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
             groups = "SELECT * FROM " + DELTA;
         }
         // One join of the group delta with the state gives every touched group's old and new state.
+        String join = keyCount == 0 ? ", " + stateTable() + " AS g" : " LEFT JOIN " + stateTable() + " AS g ON " + match("g", "d");
         Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + TOUCHED + " AS SELECT " + touchedColumns() + " FROM (" + groups
-                + ") AS d" + (keyCount == 0 ? ", " : " LEFT JOIN ") + stateTable() + " AS g" + (keyCount == 0 ? "" : " ON " + match("g", "d")));
+                + ") AS d" + join);
         recomputeExtremes(connection);
         // The touched groups' rows leave the view as they were and come back as they are.
         Sql.update(connection, "INSERT INTO " + ViewTable.OUTPUT + " " + outputRows("(SELECT " + oldState() + " FROM " + TOUCHED
