@@ -36,6 +36,9 @@ final class ViewsBench implements Callable<Integer> {
     /** A single-row write; {@code sql} has {@code ?} where the id goes. */
     private record Commit(String name, String sql) {}
 
+    /** Wall times of each operation, and the process's CPU time per operation over all of them (all threads). */
+    private record Timings(double[] millis, double cpuMillis) {}
+
     private static final List<Shape> SHAPES = List.of(
             new Shape("a", "sum_count_avg_by_group", "SELECT g, sum(x) AS total, count(*) AS n, avg(x) AS mean FROM facts GROUP BY g"),
             new Shape("b", "min_max_by_group", "SELECT g, min(x) AS lo, max(x) AS hi FROM facts GROUP BY g"),
@@ -82,8 +85,8 @@ final class ViewsBench implements Callable<Integer> {
     public Integer call() throws Exception {
         out = spec.commandLine().getOut();
         if (!json) {
-            out.printf("%-26s %-20s %9s %8s %8s %8s %12s %11s %8s%n", "view", "workload", "rows", "p50 ms", "p99 ms", "write ms",
-                    "rows/s", "refresh ms", "ratio");
+            out.printf("%-26s %-21s %9s %8s %8s %8s %8s %12s %11s %8s%n", "view", "workload", "rows", "p50 ms", "p99 ms", "cpu ms",
+                    "write ms", "rows/s", "refresh ms", "ratio");
         }
         for (int rows : sizes) {
             for (Shape shape : SHAPES) {
@@ -105,7 +108,7 @@ final class ViewsBench implements Callable<Integer> {
             // The same writes on the same table without a view: what the commit costs without maintenance.
             double[] writeOnly = new double[workloads.size()];
             for (int w = 0; w < workloads.size(); w++) {
-                writeOnly[w] = percentile(commits(sql, null, workloads.get(w), rows, random), 0.5);
+                writeOnly[w] = percentile(commits(sql, null, workloads.get(w), rows, random).millis(), 0.5);
             }
             try (MaterializedViews views = MaterializedViews.attach(engine.connection())) {
                 views.createView(shape.name(), shape.sql());
@@ -117,13 +120,13 @@ final class ViewsBench implements Callable<Integer> {
                 }
                 double refreshMs = percentile(refresh, 0.5);
                 for (int w = 0; w < workloads.size(); w++) {
-                    double[] millis = commits(sql, views, workloads.get(w), rows, random);
-                    double p50 = percentile(millis, 0.5);
-                    report(shape, workloads.get(w).name(), rows, p50, percentile(millis, 0.99), writeOnly[w], 1000 / p50, refreshMs);
+                    Timings timings = commits(sql, views, workloads.get(w), rows, random);
+                    double p50 = percentile(timings.millis(), 0.5);
+                    report(shape, workloads.get(w).name(), rows, timings, writeOnly[w], 1000 / p50, refreshMs);
                 }
                 long firstId = 2L * rows;
                 batch(sql, views, shape, rows, "insert_" + batchRows, refreshMs, b -> "INSERT INTO facts SELECT " + (firstId + (long) b * batchRows)
-                        + " + range, (range * 7919) % 1000, (range * 104729) % 1000 FROM range(" + batchRows + ")");
+                        + " + range, (range * 7919) % 1000, hash(range) % 1000 FROM range(" + batchRows + ")");
                 batch(sql, views, shape, rows, "delete_" + batchRows, refreshMs, b -> "DELETE FROM facts WHERE id >= "
                         + ((long) b * batchRows) + " AND id < " + ((long) (b + 1) * batchRows));
                 duckDbPeakBytes = Math.max(duckDbPeakBytes, duckDbBytes(sql));
@@ -137,7 +140,7 @@ final class ViewsBench implements Callable<Integer> {
      */
     private static List<Commit> workloads(Shape shape, int rows) {
         List<Commit> workloads = new ArrayList<>(List.of(
-                new Commit("insert_1row", "INSERT INTO facts VALUES (?, ? % 1000, (CAST(? AS BIGINT) * 104729) % 1000)"),
+                new Commit("insert_1row", "INSERT INTO facts VALUES (?, (CAST(? AS BIGINT) * 7919) % 1000, hash(?) % 1000)"),
                 new Commit("update_1row", "UPDATE facts SET x = x + 1 WHERE id = ?"),
                 new Commit("delete_1row", "DELETE FROM facts WHERE id = ?")));
         if (shape.sql().contains("min(")) {
@@ -147,15 +150,20 @@ final class ViewsBench implements Callable<Integer> {
     }
 
     /** Runs the commits of one workload, each followed by a sync when there are views; returns their times. */
-    private double[] commits(Statement sql, MaterializedViews views, Commit commit, int rows, Random random) throws SQLException {
-        double[] millis = new double[commits];
+    private Timings commits(Statement sql, MaterializedViews views, Commit commit, int rows, Random random) throws SQLException {
+        long[] ids = new long[commits];
+        List<Long> groupMinima = commit.name().equals("delete_group_min_1row") ? groupMinima(sql) : List.of();
         for (int i = 0; i < commits; i++) {
-            long id = switch (commit.name()) {
+            ids[i] = switch (commit.name()) {
                 case "insert_1row" -> nextId++;
-                case "delete_group_min_1row" -> groupMinimum(sql, i % 1000);
+                case "delete_group_min_1row" -> groupMinima.get(i % groupMinima.size());
                 default -> random.nextInt(rows);
             };
-            String statement = commit.sql().replace("?", Long.toString(id));
+        }
+        double[] millis = new double[commits];
+        long cpuStart = ProcessCpu.selfNanos();
+        for (int i = 0; i < commits; i++) {
+            String statement = commit.sql().replace("?", Long.toString(ids[i]));
             long start = System.nanoTime();
             sql.execute(statement);
             if (views != null) {
@@ -163,15 +171,18 @@ final class ViewsBench implements Callable<Integer> {
             }
             millis[i] = millisSince(start);
         }
-        return millis;
+        return new Timings(millis, ProcessCpu.between(cpuStart, ProcessCpu.selfNanos()) / 1e6 / commits);
     }
 
-    /** The id of the row holding group g's smallest x (read before the timed commit). */
-    private static long groupMinimum(Statement sql, int g) throws SQLException {
-        try (ResultSet row = sql.executeQuery("SELECT arg_min(id, x) FROM facts WHERE g = " + g)) {
-            row.next();
-            return row.getLong(1);
+    /** Per group, the id of a row holding its smallest x (read before the timed commits). */
+    private static List<Long> groupMinima(Statement sql) throws SQLException {
+        List<Long> ids = new ArrayList<>();
+        try (ResultSet rows = sql.executeQuery("SELECT arg_min(id, x) FROM facts GROUP BY g ORDER BY g")) {
+            while (rows.next()) {
+                ids.add(rows.getLong(1));
+            }
         }
+        return ids;
     }
 
     private interface BatchSql {
@@ -182,18 +193,22 @@ final class ViewsBench implements Callable<Integer> {
     private void batch(Statement sql, MaterializedViews views, Shape shape, int rows, String workload, double refreshMs, BatchSql write)
             throws Exception {
         double[] millis = new double[batches];
+        long cpu = 0;
         for (int b = 0; b < batches; b++) {
             sql.execute(write.statement(b));
+            long cpuStart = ProcessCpu.selfNanos();
             long start = System.nanoTime();
             views.sync();
             millis[b] = millisSince(start);
+            cpu += ProcessCpu.between(cpuStart, ProcessCpu.selfNanos());
         }
         double p50 = percentile(millis, 0.5);
-        report(shape, workload, rows, p50, percentile(millis, 0.99), Double.NaN, batchRows / (p50 / 1000), refreshMs);
+        report(shape, workload, rows, new Timings(millis, cpu / 1e6 / batches), Double.NaN, batchRows / (p50 / 1000), refreshMs);
     }
 
     private static void load(Statement sql, int rows) throws SQLException {
-        sql.execute("CREATE TABLE facts AS SELECT range AS id, (range * 7919) % 1000 AS g, (range * 104729) % 1000 AS x FROM range(" + rows + ")");
+        sql.execute("CREATE TABLE facts AS SELECT range AS id, (range * 7919) % 1000 AS g, CAST(hash(range) % 1000 AS BIGINT) AS x "
+                + "FROM range(" + rows + ")");
         sql.execute("CREATE TABLE dims AS SELECT range AS g, 'region' || (range % 10) AS region FROM range(1000)");
         sql.execute("CREATE TABLE labels AS SELECT 'region' || range AS region, 'label' || (range % 3) AS label FROM range(10)");
     }
@@ -215,8 +230,10 @@ final class ViewsBench implements Callable<Integer> {
         return (System.nanoTime() - start) / 1e6;
     }
 
-    private void report(Shape shape, String workload, int rows, double p50, double p99, double writeMs, double rowsPerSecond,
+    private void report(Shape shape, String workload, int rows, Timings timings, double writeMs, double rowsPerSecond,
             double refreshMs) throws Exception {
+        double p50 = percentile(timings.millis(), 0.5);
+        double p99 = percentile(timings.millis(), 0.99);
         if (json) {
             ObjectNode row = mapper.createObjectNode();
             row.put("view", shape.name());
@@ -225,6 +242,7 @@ final class ViewsBench implements Callable<Integer> {
             row.put("rows", rows);
             row.put("p50_ms", round(p50));
             row.put("p99_ms", round(p99));
+            row.put("cpu_ms_mean", round(timings.cpuMillis()));
             if (!Double.isNaN(writeMs)) {
                 row.put("write_only_p50_ms", round(writeMs));
             }
@@ -234,7 +252,7 @@ final class ViewsBench implements Callable<Integer> {
             out.println(mapper.writeValueAsString(row));
         } else {
             String name = shape.issue().isEmpty() ? shape.name() : "(" + shape.issue() + ") " + shape.name();
-            out.printf("%-26s %-20s %9d %8.2f %8.2f %8s %12.0f %11.1f %8.2f%n", name, workload, rows, p50, p99,
+            out.printf("%-26s %-21s %9d %8.2f %8.2f %8.2f %8s %12.0f %11.1f %8.2f%n", name, workload, rows, p50, p99, timings.cpuMillis(),
                     Double.isNaN(writeMs) ? "" : String.format("%.2f", writeMs), rowsPerSecond, refreshMs, refreshMs / p50);
         }
         out.flush();
