@@ -257,7 +257,7 @@ public final class MaterializedViews implements AutoCloseable {
             view.program().dropState(connection);
             view.table().prepareOutput(connection);
             view.program().initialize(connection);
-            view.table().apply(connection);
+            view.table().fill(connection);
             view.table().dropScratch(connection);
             checkFilled(view.name(), view.sql());
         });

@@ -105,6 +105,20 @@ final class ViewTable {
         return deleted + inserted;
     }
 
+    /**
+     * Inserts the output rows into a view table that holds none of them yet (a REFRESH after emptying it): each
+     * row as many times as its weight, with no consolidation and nothing to delete. Returns the rows inserted.
+     */
+    long fill(Connection connection) {
+        String w = Source.WEIGHT;
+        String outputList = columns.stream().map(c -> "o." + Sql.quote(c)).collect(Collectors.joining(", "));
+        long inserted = Sql.update(connection, "INSERT INTO " + relation + " SELECT " + outputList + " FROM " + OUTPUT + " AS o WHERE o."
+                + w + " > 0");
+        // Rows of more than one copy (EXCEPT ALL, INTERSECT ALL): the extra copies, one per number below the weight.
+        return inserted + Sql.update(connection, "INSERT INTO " + relation + " SELECT " + outputList + " FROM " + OUTPUT + " AS o, "
+                + "range(CAST(o." + w + " AS BIGINT) - 1) WHERE o." + w + " > 1");
+    }
+
     void dropChanges(Connection connection) {
         Sql.update(connection, "DROP TABLE IF EXISTS " + net);
     }

@@ -145,6 +145,24 @@ class MaterializedViewsTest {
         assertThat(DuckDb.rows(connection, "SELECT count(*) FROM copies WHERE qty IN (4, 5)")).containsExactly("3");
     }
 
+    /** REFRESH fills the emptied table straight from the query's rows, copies included, and syncs go on from there. */
+    @Test
+    void refreshRebuildsRowsOfSeveralCopiesAndSyncsContinueFromIt() {
+        String copies = "SELECT city FROM orders EXCEPT ALL SELECT city FROM cities";
+        String totals = "SELECT city, sum(amount) AS total, min(qty) AS lo FROM orders GROUP BY city";
+        DuckDb.run(connection, "INSERT INTO orders VALUES (5, 'Oslo', 1, 1), (6, 'Oslo', 2, 2)");
+        views.createView("copies", copies);
+        views.createView("totals", totals);
+        DuckDb.run(connection, "DELETE FROM copies", "DELETE FROM totals WHERE city = 'Oslo'");
+        views.refresh("copies");
+        views.refresh("totals");
+        assertThat(DuckDb.rows(connection, "SELECT count(*) FROM copies WHERE city = 'Oslo'")).containsExactly("3");
+        DuckDb.run(connection, "DELETE FROM orders WHERE id = 5", "INSERT INTO cities VALUES ('Oslo', 'north')");
+        views.sync();
+        assertThat(DuckDb.difference(connection, "copies", copies)).isZero();
+        assertThat(DuckDb.difference(connection, "totals", totals)).isZero();
+    }
+
     @Test
     void innerJoinWithAnAggregateOnTopFollowsBothSides() {
         String query = "SELECT c.region, sum(o.amount) AS total, count(*) AS n FROM orders o JOIN cities c "
