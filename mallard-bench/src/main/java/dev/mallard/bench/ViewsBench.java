@@ -5,6 +5,10 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.mallard.core.engine.Engine;
 import dev.mallard.views.MaterializedViews;
 import java.io.PrintWriter;
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryPoolMXBean;
+import java.lang.management.MemoryType;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
@@ -17,27 +21,41 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * Incremental maintenance against recompute: a fact table of --rows rows (1,000 groups), a 1,000-row dimension and
- * a 10-row label table,
- * one view at a time, single-row INSERT, UPDATE and DELETE commits each followed by a sync, and 10k-row batches.
+ * Incremental maintenance against recompute, per view shape and table size: a fact table {@code facts(id, g, x)}
+ * of --rows rows (1,000 groups), a 1,000-row dimension {@code dims} and a 10-row {@code labels}; one view at a
+ * time. Single-row commits (each followed by a sync, timed together), 10k-row batches (the sync timed alone), and
+ * {@code refresh()} (REFRESH MATERIALIZED VIEW) on the same data, timed the same way.
  */
 @Command(name = "views", mixinStandardHelpOptions = true, description = {
-    "Materialized view maintenance: commit + sync latency of single-row INSERT, UPDATE and DELETE, batch",
-    "throughput in changed rows/s, and the time to recompute the same view's query, per view shape."})
+    "Materialized view maintenance: commit + sync latency (p50, p99) of single-row INSERT, UPDATE and DELETE,",
+    "10k-row batch throughput in changed rows/s, and REFRESH (full recompute) of the same view, per shape and size."})
 final class ViewsBench implements Callable<Integer> {
-    private static final List<String[]> VIEWS = List.of(
-            new String[] {"sum_count_avg_by_group", "SELECT g, sum(x) AS total, count(*) AS n, avg(x) AS mean FROM facts GROUP BY g"},
-            new String[] {"min_max_by_group", "SELECT g, min(x) AS lo, max(x) AS hi FROM facts GROUP BY g"},
-            new String[] {"join_then_aggregate", "SELECT d.region, sum(f.x) AS total, count(*) AS n FROM facts f JOIN dims d ON f.g = d.g GROUP BY d.region"},
-            new String[] {"filtered_projection", "SELECT id, g, x * 2 AS doubled FROM facts WHERE x % 10 = 0"},
-            new String[] {"three_way_join_aggregate", "SELECT l.label, count(*) AS n, sum(f.x) AS total FROM facts f "
-                    + "JOIN dims d ON f.g = d.g JOIN labels l ON d.region = l.region GROUP BY l.label"});
+    /** A view of the benchmark; {@code issue} is its letter in the issue's list, or empty for an extra shape. */
+    private record Shape(String issue, String name, String sql) {}
+
+    /** A single-row write; {@code sql} has {@code ?} where the id goes. */
+    private record Commit(String name, String sql) {}
+
+    /** Wall times of each operation, and the process's CPU time per operation over all of them (all threads). */
+    private record Timings(double[] millis, double cpuMillis) {}
+
+    private static final List<Shape> SHAPES = List.of(
+            new Shape("a", "sum_count_avg_by_group", "SELECT g, sum(x) AS total, count(*) AS n, avg(x) AS mean FROM facts GROUP BY g"),
+            new Shape("b", "min_max_by_group", "SELECT g, min(x) AS lo, max(x) AS hi FROM facts GROUP BY g"),
+            new Shape("c", "join_then_aggregate", "SELECT d.region, sum(f.x) AS total, count(*) AS n FROM facts f JOIN dims d ON f.g = d.g "
+                    + "GROUP BY d.region"),
+            new Shape("d", "three_way_join", "SELECT f.id, f.x, d.region, l.label FROM facts f JOIN dims d ON f.g = d.g "
+                    + "JOIN labels l ON d.region = l.region"),
+            new Shape("", "three_way_join_aggregate", "SELECT l.label, count(*) AS n, sum(f.x) AS total FROM facts f "
+                    + "JOIN dims d ON f.g = d.g JOIN labels l ON d.region = l.region GROUP BY l.label"),
+            new Shape("", "filtered_projection", "SELECT id, g, x * 2 AS doubled FROM facts WHERE x % 10 = 0"));
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
-    @Option(names = "--rows", description = "Rows in the fact table (default ${DEFAULT-VALUE}).", defaultValue = "1000000")
-    int rows;
+    @Option(names = "--rows", split = ",", description = "Rows in the fact table, one run per size (default ${DEFAULT-VALUE}).",
+            defaultValue = "1000000,10000000")
+    List<Integer> sizes;
 
     @Option(names = "--commits", description = "Single-row commits per workload (default ${DEFAULT-VALUE}).", defaultValue = "200")
     int commits;
@@ -45,102 +63,247 @@ final class ViewsBench implements Callable<Integer> {
     @Option(names = "--batch-rows", description = "Rows per batch (default ${DEFAULT-VALUE}).", defaultValue = "10000")
     int batchRows;
 
-    @Option(names = "--batches", description = "Batches per view (default ${DEFAULT-VALUE}).", defaultValue = "5")
+    @Option(names = "--batches", description = "Batches per workload (default ${DEFAULT-VALUE}).", defaultValue = "5")
     int batches;
+
+    @Option(names = "--refreshes", description = "REFRESH runs per view (default ${DEFAULT-VALUE}).", defaultValue = "3")
+    int refreshes;
 
     @Option(names = "--view", description = "Run only the views whose name contains this text.")
     String only;
 
-    @Option(names = "--json", description = "Print one JSON object per (view, workload) instead of a table.")
+    @Option(names = "--json", description = "Print one JSON object per (view, workload, rows), then one with the memory figures.")
     boolean json;
+
+    private PrintWriter out;
+    private final ObjectMapper mapper = new ObjectMapper();
+    private long duckDbPeakBytes;
+    /** The current view's query run into a table, for the report beside REFRESH. */
+    private double queryMs;
+    /** The next id a single-row insert takes: above the loaded rows and the batches' ids. */
+    private long nextId;
 
     @Override
     public Integer call() throws Exception {
-        PrintWriter out = spec.commandLine().getOut();
-        ObjectMapper mapper = new ObjectMapper();
+        out = spec.commandLine().getOut();
         if (!json) {
-            out.printf("%-24s %-14s %10s %10s %14s %12s %9s%n", "view", "workload", "p50 ms", "p99 ms", "rows/s", "recompute ms", "ratio");
+            out.printf("%-26s %-21s %9s %8s %8s %8s %8s %12s %11s %8s %9s %8s%n", "view", "workload", "rows", "p50 ms", "p99 ms",
+                    "cpu ms", "write ms", "rows/s", "refresh ms", "ratio", "query ms", "ratio");
         }
-        for (String[] view : VIEWS) {
-            if (only != null && !view[0].contains(only)) {
-                continue;
-            }
-            try (Engine engine = Engine.inMemory(); MaterializedViews views = MaterializedViews.attach(engine.connection())) {
-                Statement sql = engine.connection().createStatement();
-                load(sql);
-                views.createView(view[0], view[1]);
-                double recompute = recomputeMillis(sql, view[1]);
-                Random random = new Random(42);
-                long nextId = rows;
-                for (String workload : List.of("insert", "update", "delete")) {
-                    double[] millis = new double[commits];
-                    for (int i = 0; i < commits; i++) {
-                        String statement = switch (workload) {
-                            case "insert" -> "INSERT INTO facts VALUES (" + (nextId++) + ", " + random.nextInt(1000) + ", " + random.nextInt(1000) + ")";
-                            case "update" -> "UPDATE facts SET x = x + 1 WHERE id = " + random.nextInt(rows);
-                            default -> "DELETE FROM facts WHERE id = " + random.nextInt(rows);
-                        };
-                        long start = System.nanoTime();
-                        sql.execute(statement);
-                        views.sync();
-                        millis[i] = (System.nanoTime() - start) / 1e6;
-                    }
-                    Arrays.sort(millis);
-                    double p50 = millis[millis.length / 2];
-                    double p99 = millis[Math.min(millis.length - 1, (int) Math.ceil(millis.length * 0.99) - 1)];
-                    report(out, mapper, view[0], workload + "_1row", p50, p99, 1000.0 / p50, recompute);
+        for (int rows : sizes) {
+            for (Shape shape : SHAPES) {
+                if (only == null || shape.name().contains(only)) {
+                    run(shape, rows);
                 }
-                List<Double> syncMillis = new ArrayList<>();
-                for (int b = 0; b < batches; b++) {
-                    sql.execute("INSERT INTO facts SELECT " + nextId + " + range, (range * 7919) % 1000, (range * 104729) % 1000 FROM range(" + batchRows + ")");
-                    nextId += batchRows;
-                    long start = System.nanoTime();
-                    views.sync();
-                    syncMillis.add((System.nanoTime() - start) / 1e6);
-                }
-                syncMillis.sort(null);
-                double median = syncMillis.get(syncMillis.size() / 2);
-                report(out, mapper, view[0], "insert_" + batchRows + "_sync", median, syncMillis.get(syncMillis.size() - 1),
-                        batchRows / (median / 1000), recompute);
             }
         }
-        out.flush();
+        reportMemory();
         return 0;
     }
 
-    private void load(Statement sql) throws SQLException {
-        sql.execute("CREATE TABLE facts AS SELECT range AS id, (range * 7919) % 1000 AS g, (range * 104729) % 1000 AS x FROM range(" + rows + ")");
+    private void run(Shape shape, int rows) throws Exception {
+        try (Engine engine = Engine.inMemory(); Statement sql = engine.connection().createStatement()) {
+            load(sql, rows);
+            nextId = 4L * rows;
+            Random random = new Random(42);
+            List<Commit> workloads = workloads(shape, rows);
+            // The same writes on the same table without a view: what the commit costs without maintenance.
+            double[] writeOnly = new double[workloads.size()];
+            for (int w = 0; w < workloads.size(); w++) {
+                writeOnly[w] = percentile(commits(sql, null, workloads.get(w), rows, random).millis(), 0.5);
+            }
+            try (MaterializedViews views = MaterializedViews.attach(engine.connection())) {
+                views.createView(shape.name(), shape.sql());
+                double[] refresh = new double[refreshes];
+                for (int i = 0; i < refreshes; i++) {
+                    long start = System.nanoTime();
+                    views.refresh(shape.name());
+                    refresh[i] = millisSince(start);
+                }
+                double refreshMs = percentile(refresh, 0.5);
+                queryMs = queryMillis(sql, shape.sql());
+                for (int w = 0; w < workloads.size(); w++) {
+                    Timings timings = commits(sql, views, workloads.get(w), rows, random);
+                    double p50 = percentile(timings.millis(), 0.5);
+                    report(shape, workloads.get(w).name(), rows, timings, writeOnly[w], 1000 / p50, refreshMs);
+                }
+                long firstId = 2L * rows;
+                batch(sql, views, shape, rows, "insert_" + batchRows, refreshMs, b -> "INSERT INTO facts SELECT " + (firstId + (long) b * batchRows)
+                        + " + range, (range * 7919) % 1000, hash(range) % 1000 FROM range(" + batchRows + ")");
+                batch(sql, views, shape, rows, "delete_" + batchRows, refreshMs, b -> "DELETE FROM facts WHERE id >= "
+                        + ((long) b * batchRows) + " AND id < " + ((long) (b + 1) * batchRows));
+                duckDbPeakBytes = Math.max(duckDbPeakBytes, duckDbBytes(sql));
+            }
+        }
+    }
+
+    /**
+     * INSERT, UPDATE and DELETE of one row by id; for MIN/MAX also the delete-heavy case that hurts it: deleting
+     * the row that holds a group's minimum, which makes the group's MIN move down to the next row.
+     */
+    private static List<Commit> workloads(Shape shape, int rows) {
+        List<Commit> workloads = new ArrayList<>(List.of(
+                new Commit("insert_1row", "INSERT INTO facts VALUES (?, (CAST(? AS BIGINT) * 7919) % 1000, hash(?) % 1000)"),
+                new Commit("update_1row", "UPDATE facts SET x = x + 1 WHERE id = ?"),
+                new Commit("delete_1row", "DELETE FROM facts WHERE id = ?")));
+        if (shape.sql().contains("min(")) {
+            workloads.add(new Commit("delete_group_min_1row", "DELETE FROM facts WHERE id = ?"));
+        }
+        return workloads;
+    }
+
+    /** Runs the commits of one workload, each followed by a sync when there are views; returns their times. */
+    private Timings commits(Statement sql, MaterializedViews views, Commit commit, int rows, Random random) throws SQLException {
+        long[] ids = new long[commits];
+        List<Long> groupMinima = commit.name().equals("delete_group_min_1row") ? groupMinima(sql) : List.of();
+        for (int i = 0; i < commits; i++) {
+            ids[i] = switch (commit.name()) {
+                case "insert_1row" -> nextId++;
+                case "delete_group_min_1row" -> groupMinima.get(i % groupMinima.size());
+                default -> random.nextInt(rows);
+            };
+        }
+        double[] millis = new double[commits];
+        long cpuStart = ProcessCpu.selfNanos();
+        for (int i = 0; i < commits; i++) {
+            String statement = commit.sql().replace("?", Long.toString(ids[i]));
+            long start = System.nanoTime();
+            sql.execute(statement);
+            if (views != null) {
+                views.sync();
+            }
+            millis[i] = millisSince(start);
+        }
+        return new Timings(millis, ProcessCpu.between(cpuStart, ProcessCpu.selfNanos()) / 1e6 / commits);
+    }
+
+    /** Per group, the id of a row holding its smallest x (read before the timed commits). */
+    private static List<Long> groupMinima(Statement sql) throws SQLException {
+        List<Long> ids = new ArrayList<>();
+        try (ResultSet rows = sql.executeQuery("SELECT arg_min(id, x) FROM facts GROUP BY g ORDER BY g")) {
+            while (rows.next()) {
+                ids.add(rows.getLong(1));
+            }
+        }
+        return ids;
+    }
+
+    private interface BatchSql {
+        String statement(int batch);
+    }
+
+    /** Batches of writes, each committed and then synced; the sync is timed alone (changed rows/s). */
+    private void batch(Statement sql, MaterializedViews views, Shape shape, int rows, String workload, double refreshMs, BatchSql write)
+            throws Exception {
+        double[] millis = new double[batches];
+        long cpu = 0;
+        for (int b = 0; b < batches; b++) {
+            sql.execute(write.statement(b));
+            long cpuStart = ProcessCpu.selfNanos();
+            long start = System.nanoTime();
+            views.sync();
+            millis[b] = millisSince(start);
+            cpu += ProcessCpu.between(cpuStart, ProcessCpu.selfNanos());
+        }
+        double p50 = percentile(millis, 0.5);
+        report(shape, workload, rows, new Timings(millis, cpu / 1e6 / batches), Double.NaN, batchRows / (p50 / 1000), refreshMs);
+    }
+
+    private static void load(Statement sql, int rows) throws SQLException {
+        sql.execute("CREATE TABLE facts AS SELECT range AS id, (range * 7919) % 1000 AS g, CAST(hash(range) % 1000 AS BIGINT) AS x "
+                + "FROM range(" + rows + ")");
         sql.execute("CREATE TABLE dims AS SELECT range AS g, 'region' || (range % 10) AS region FROM range(1000)");
         sql.execute("CREATE TABLE labels AS SELECT 'region' || range AS region, 'label' || (range % 3) AS label FROM range(10)");
     }
 
-    private static double recomputeMillis(Statement sql, String query) throws SQLException {
+    /** The view's query into a table, best of --refreshes runs: the least a recompute from scratch costs. */
+    private double queryMillis(Statement sql, String query) throws SQLException {
         double best = Double.MAX_VALUE;
-        for (int i = 0; i < 5; i++) {
+        for (int i = 0; i < refreshes; i++) {
             long start = System.nanoTime();
             sql.execute("CREATE OR REPLACE TEMP TABLE recomputed AS " + query);
-            best = Math.min(best, (System.nanoTime() - start) / 1e6);
+            best = Math.min(best, millisSince(start));
         }
         sql.execute("DROP TABLE recomputed");
         return best;
     }
 
-    private void report(PrintWriter out, ObjectMapper mapper, String view, String workload, double p50, double p99, double rowsPerSecond,
-            double recompute) throws Exception {
+    private static long duckDbBytes(Statement sql) throws SQLException {
+        try (ResultSet row = sql.executeQuery("SELECT sum(memory_usage_bytes) FROM duckdb_memory()")) {
+            row.next();
+            return row.getLong(1);
+        }
+    }
+
+    private static double percentile(double[] millis, double p) {
+        double[] sorted = millis.clone();
+        Arrays.sort(sorted);
+        return sorted[Math.min(sorted.length - 1, (int) Math.ceil(sorted.length * p) - 1)];
+    }
+
+    private static double millisSince(long start) {
+        return (System.nanoTime() - start) / 1e6;
+    }
+
+    private void report(Shape shape, String workload, int rows, Timings timings, double writeMs, double rowsPerSecond,
+            double refreshMs) throws Exception {
+        double p50 = percentile(timings.millis(), 0.5);
+        double p99 = percentile(timings.millis(), 0.99);
         if (json) {
             ObjectNode row = mapper.createObjectNode();
-            row.put("view", view);
+            row.put("view", shape.name());
+            row.put("issue_view", shape.issue());
             row.put("workload", workload);
             row.put("rows", rows);
-            row.put("p50_ms", p50);
-            row.put("p99_ms", p99);
+            row.put("p50_ms", round(p50));
+            row.put("p99_ms", round(p99));
+            row.put("cpu_ms_mean", round(timings.cpuMillis()));
+            if (!Double.isNaN(writeMs)) {
+                row.put("write_only_p50_ms", round(writeMs));
+            }
             row.put("changed_rows_per_s", Math.round(rowsPerSecond));
-            row.put("recompute_ms", recompute);
-            row.put("recompute_over_p50", recompute / p50);
+            row.put("refresh_ms", round(refreshMs));
+            row.put("refresh_over_p50", round(refreshMs / p50));
+            row.put("query_ms", round(queryMs));
+            row.put("query_over_p50", round(queryMs / p50));
             out.println(mapper.writeValueAsString(row));
         } else {
-            out.printf("%-24s %-14s %10.2f %10.2f %14.0f %12.1f %9.2f%n", view, workload, p50, p99, rowsPerSecond, recompute, recompute / p50);
+            String name = shape.issue().isEmpty() ? shape.name() : "(" + shape.issue() + ") " + shape.name();
+            out.printf("%-26s %-21s %9d %8.2f %8.2f %8.2f %8s %12.0f %11.1f %8.2f %9.1f %8.2f%n", name, workload, rows, p50, p99,
+                    timings.cpuMillis(), Double.isNaN(writeMs) ? "" : String.format("%.2f", writeMs), rowsPerSecond, refreshMs,
+                    refreshMs / p50, queryMs, queryMs / p50);
         }
         out.flush();
+    }
+
+    /** Peak RSS of the process, peak Java heap in use, the heap's limit, and DuckDB's largest use seen after a view's run. */
+    private void reportMemory() throws Exception {
+        long heapPeak = 0;
+        for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
+            if (pool.getType() == MemoryType.HEAP) {
+                heapPeak += pool.getPeakUsage().getUsed();
+            }
+        }
+        double mib = 1024.0 * 1024.0;
+        double rss = PeakRss.selfKib() / 1024.0;
+        double heap = heapPeak / mib;
+        double heapMax = Runtime.getRuntime().maxMemory() / mib;
+        double duckDb = duckDbPeakBytes / mib;
+        if (json) {
+            ObjectNode row = mapper.createObjectNode();
+            row.put("peak_rss_mib", round(rss));
+            row.put("peak_heap_used_mib", round(heap));
+            row.put("max_heap_mib", round(heapMax));
+            row.put("duckdb_memory_mib", round(duckDb));
+            out.println(mapper.writeValueAsString(row));
+        } else {
+            out.printf("memory: peak RSS %.0f MiB, peak Java heap in use %.0f MiB (limit %.0f MiB), DuckDB after a run up to %.0f MiB%n",
+                    rss, heap, heapMax, duckDb);
+        }
+        out.flush();
+    }
+
+    private static double round(double value) {
+        return Math.round(value * 100) / 100.0;
     }
 }

@@ -12,9 +12,10 @@ import java.util.stream.Collectors;
 /**
  * GROUP BY (or a global aggregate) over the source. The state table holds one row per group: the key columns
  * {@code k_j}, the group's row count, and each slot's running sums and counts, so SUM, COUNT and AVG move by
- * the delta alone. MIN and MAX move by the delta for groups that only gained rows; a group a delete touched
- * is recomputed from the base tables, restricted to that group. The view's delta is the touched groups'
- * old output rows with weight -1 and their new ones with weight +1.
+ * the delta alone. MIN and MAX move by the delta unless a removed row's value reaches the group's old extreme
+ * (a MIN's removed value at or below it): only then is the group recomputed from the base tables, restricted
+ * to that group. The view's delta is the touched groups' old output rows with weight -1 and their new ones
+ * with weight +1, both read from one table of the touched groups' old and new state.
  *
  * <p>SELECT DISTINCT and UNION (without ALL) are the same program with keys and no aggregate: a row's count
  * in the state is its multiplicity, and the view holds each row once while the count is positive.
@@ -30,8 +31,12 @@ import java.util.stream.Collectors;
 record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<AggregateSlot> slots, List<String> outputs,
         Optional<String> having, Optional<String> copies) implements DeltaProgram {
     static final String COUNT = "mallard_count";
-    private static final String NEGATIVES = "mallard_negatives";
     private static final String DELTA = "mallard_group_delta";
+    /** The touched groups: keys, new state columns, the old ones prefixed with {@link #OLD}, and two flags. */
+    private static final String TOUCHED = "mallard_touched_groups";
+    private static final String OLD = "mallard_old_";
+    private static final String MATCHED = "mallard_matched";
+    private static final String RECOMPUTE = "mallard_recompute";
     private static final String ROWS = "mallard_rows";
     private static final String VALUES = "mallard_value_delta";
 
@@ -64,8 +69,7 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
 
     @Override
     public void initialize(Connection connection) {
-        Sql.update(connection, "CREATE OR REPLACE TABLE " + stateTable() + " AS SELECT * EXCLUDE (" + NEGATIVES + ") FROM ("
-                + grouped(Branch.current(inputs), true) + ")");
+        Sql.update(connection, "CREATE OR REPLACE TABLE " + stateTable() + " AS " + grouped(Branch.current(inputs), true));
         for (AggregateSlot slot : distinctSlots()) {
             Sql.update(connection, "CREATE OR REPLACE TABLE " + valuesTable(slot) + " AS SELECT " + keysThen() + slot.argumentColumn()
                     + " AS v, count(*) AS c FROM (" + Branch.current(inputs) + ") AS src WHERE " + slot.argumentColumn()
@@ -74,36 +78,39 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
         if (keyCount != 0) {
             Sql.update(connection, "DELETE FROM " + stateTable() + " WHERE " + COUNT + " = 0");
         }
-        writeRows(connection, stateTable() + " AS g", "1", "TRUE");
+        Sql.update(connection, "INSERT INTO " + ViewTable.OUTPUT + " " + outputRows(stateTable() + " AS g", "1"));
     }
 
     @Override
     public void maintain(Connection connection, Set<TableName> changed) {
-        String state = stateTable();
         String rows = Branch.delta(inputs, changed);
+        String groups = grouped(rows, false);
         if (!distinctSlots().isEmpty()) {
             // The distinct values' tables read the same weighted rows as the group state.
             Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + ROWS + " AS " + rows);
-            rows = "SELECT * FROM " + ROWS;
+            Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + DELTA + " AS " + grouped("SELECT * FROM " + ROWS, false));
+            for (AggregateSlot slot : distinctSlots()) {
+                moveDistinct(connection, slot);
+            }
+            groups = "SELECT * FROM " + DELTA;
         }
-        Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + DELTA + " AS " + grouped(rows, false));
-        for (AggregateSlot slot : distinctSlots()) {
-            moveDistinct(connection, slot);
-        }
-        // The touched groups' rows leave the view as they were before the state moves...
-        writeRows(connection, state + " AS g", "-1", touched("g"));
-        if (keyCount == 0) {
-            Sql.update(connection, "UPDATE " + state + " AS g SET " + merged() + " FROM " + DELTA + " AS d");
-        } else {
-            Sql.update(connection, "MERGE INTO " + state + " AS g USING " + DELTA + " AS d ON (" + match("g", "d") + ") "
-                    + "WHEN MATCHED AND g." + COUNT + " + d." + COUNT + " = 0 THEN DELETE "
-                    + "WHEN MATCHED THEN UPDATE SET " + merged() + " "
-                    + "WHEN NOT MATCHED AND d." + COUNT + " <> 0 THEN INSERT (" + String.join(", ", stateColumns())
-                    + ") VALUES (" + fresh() + ")");
-        }
+        // One join of the group delta with the state gives every touched group's old and new state.
+        String join = keyCount == 0 ? ", " + stateTable() + " AS g" : " LEFT JOIN " + stateTable() + " AS g ON " + match("g", "d");
+        Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + TOUCHED + " AS SELECT " + touchedColumns() + " FROM (" + groups
+                + ") AS d" + join);
         recomputeExtremes(connection);
-        // ...and come back as they are after it.
-        writeRows(connection, state + " AS g", "1", touched("g"));
+        // The touched groups' rows leave the view as they were and come back as they are.
+        Sql.update(connection, "INSERT INTO " + ViewTable.OUTPUT + " " + outputRows("(SELECT " + oldState() + " FROM " + TOUCHED
+                + " WHERE " + MATCHED + ") AS g", "-1") + "\nUNION ALL\n" + outputRows(TOUCHED + " AS g", "1"));
+        if (keyCount == 0) {
+            Sql.update(connection, "UPDATE " + stateTable() + " AS g SET " + assigned() + " FROM " + TOUCHED + " AS t");
+        } else {
+            Sql.update(connection, "MERGE INTO " + stateTable() + " AS g USING " + TOUCHED + " AS t ON (" + match("g", "t") + ") "
+                    + "WHEN MATCHED AND t." + COUNT + " = 0 THEN DELETE "
+                    + "WHEN MATCHED THEN UPDATE SET " + assigned() + " "
+                    + "WHEN NOT MATCHED AND t." + COUNT + " <> 0 THEN INSERT (" + String.join(", ", stateColumns())
+                    + ") VALUES (" + stateColumns().stream().map(c -> "t." + c).collect(Collectors.joining(", ")) + ")");
+        }
     }
 
     @Override
@@ -212,59 +219,89 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
             }
             if (slot.isExtreme()) {
                 columns.add(slot.extremeFunction() + "(" + a + ") FILTER (WHERE " + w + " > 0) AS " + slot.extreme());
+                if (!initial) {
+                    columns.add(slot.extremeFunction() + "(" + a + ") FILTER (WHERE " + w + " < 0) AS " + removed(slot));
+                }
             }
         }
-        columns.add("count(*) FILTER (WHERE " + w + " < 0) AS " + NEGATIVES);
         String sql = "SELECT " + String.join(", ", columns) + " FROM (" + weightedRows + ") AS src";
         return keyCount == 0 ? sql : sql + " GROUP BY " + String.join(", ", keyColumns());
     }
 
-    private String merged() {
-        List<String> sets = new ArrayList<>();
-        sets.add(COUNT + " = g." + COUNT + " + d." + COUNT);
-        for (AggregateSlot slot : slots) {
-            if (slot.keepsSum()) {
-                sets.add(slot.sum() + " = g." + slot.sum() + " + d." + slot.sum());
-            }
-            if (slot.keepsCount()) {
-                sets.add(slot.count() + " = g." + slot.count() + " + d." + slot.count());
-            }
-            if (slot.isExtreme()) {
-                // NULL marks a group a delete touched; recomputeExtremes fills it from the base tables.
-                sets.add(slot.extreme() + " = CASE WHEN d." + NEGATIVES + " = 0 THEN " + slot.extremeCombiner() + "(g."
-                        + slot.extreme() + ", d." + slot.extreme() + ") END");
-            }
-        }
-        return String.join(", ", sets);
+    /** The extreme among a slot's removed values (MIN: the smallest), in the group delta. */
+    private static String removed(AggregateSlot slot) {
+        return "r" + slot.index();
     }
 
-    private String fresh() {
-        List<String> values = new ArrayList<>();
-        for (String column : stateColumns()) {
-            boolean extreme = slots.stream().anyMatch(s -> s.isExtreme() && s.extreme().equals(column));
-            values.add(extreme ? "CASE WHEN d." + NEGATIVES + " = 0 THEN d." + column + " END" : "d." + column);
+    /**
+     * The touched groups' table: keys; each state column's new value (old + delta, or the delta's for a new group);
+     * the old values; whether the group existed; whether an extreme must be recomputed. A MIN (MAX) moves by the
+     * delta while every removed value lies above (below) the old extreme: a row holding the old extreme is then
+     * still there, and the inserted values can only lower (raise) it. Otherwise its new value is NULL until
+     * {@link #recomputeExtremes} reads it from the base tables.
+     */
+    private String touchedColumns() {
+        List<String> columns = new ArrayList<>();
+        keyColumns().forEach(k -> columns.add("d." + k));
+        List<String> recompute = new ArrayList<>();
+        String matched = "g." + COUNT + " IS NOT NULL";
+        for (String column : stateColumns().subList(keyCount, stateColumns().size())) {
+            Optional<AggregateSlot> extreme = slots.stream().filter(s -> s.isExtreme() && s.extreme().equals(column)).findFirst();
+            if (extreme.isPresent()) {
+                AggregateSlot slot = extreme.get();
+                String reaches = "d." + removed(slot) + " IS NOT NULL AND (g." + column + " IS NULL OR d." + removed(slot)
+                        + (slot.extremeFunction().equals("min") ? " <= " : " >= ") + "g." + column + ")";
+                recompute.add(reaches);
+                columns.add("CASE WHEN NOT (" + reaches + ") THEN " + slot.extremeCombiner() + "(g." + column + ", d." + column
+                        + ") END AS " + column);
+            } else {
+                columns.add("CASE WHEN " + matched + " THEN g." + column + " + d." + column + " ELSE d." + column + " END AS " + column);
+            }
         }
-        return String.join(", ", values);
+        for (String column : stateColumns().subList(keyCount, stateColumns().size())) {
+            columns.add("g." + column + " AS " + OLD + column);
+        }
+        columns.add(matched + " AS " + MATCHED);
+        columns.add((recompute.isEmpty() ? "false" : "coalesce(" + String.join(" OR ", recompute) + ", false)") + " AS " + RECOMPUTE);
+        return String.join(", ", columns);
     }
 
+    /** The touched groups' old state under the state's own column names. */
+    private String oldState() {
+        List<String> columns = new ArrayList<>(keyColumns());
+        for (String column : stateColumns().subList(keyCount, stateColumns().size())) {
+            columns.add(OLD + column + " AS " + column);
+        }
+        return String.join(", ", columns);
+    }
+
+    /** Sets the state's columns to the touched groups' new values ({@code t}). */
+    private String assigned() {
+        return stateColumns().subList(keyCount, stateColumns().size()).stream().map(c -> c + " = t." + c)
+                .collect(Collectors.joining(", "));
+    }
+
+    /**
+     * Recomputes, from the base tables, the extremes of the touched groups that need it; groups are only read
+     * when some need it, and the base tables are then scanned once for those groups (there is no index to use).
+     */
     private void recomputeExtremes(Connection connection) {
         List<AggregateSlot> extremes = slots.stream().filter(AggregateSlot::isExtreme).toList();
-        if (extremes.isEmpty()) {
+        if (extremes.isEmpty() || Sql.count(connection, "SELECT count(*) FROM " + TOUCHED + " WHERE " + RECOMPUTE) == 0) {
             return;
         }
         List<String> columns = new ArrayList<>(keyColumns());
         extremes.forEach(s -> columns.add(s.extremeFunction() + "(" + s.argumentColumn() + ") AS " + s.extreme()));
-        String deleted = "EXISTS (SELECT 1 FROM " + DELTA + " AS d WHERE d." + NEGATIVES + " > 0 AND " + match("src", "d") + ")";
+        String needed = "EXISTS (SELECT 1 FROM " + TOUCHED + " AS t WHERE t." + RECOMPUTE + " AND " + match("src", "t") + ")";
         String recomputed = "SELECT " + String.join(", ", columns) + " FROM (" + Branch.current(inputs)
-                + ") AS src WHERE " + deleted + (keyCount == 0 ? "" : " GROUP BY " + String.join(", ", keyColumns()));
+                + ") AS src WHERE " + needed + (keyCount == 0 ? "" : " GROUP BY " + String.join(", ", keyColumns()));
         String sets = extremes.stream().map(s -> s.extreme() + " = r." + s.extreme()).collect(Collectors.joining(", "));
-        Sql.update(connection, "UPDATE " + stateTable() + " AS g SET " + sets + " FROM (" + recomputed + ") AS r WHERE "
-                + match("g", "r") + " AND EXISTS (SELECT 1 FROM " + DELTA + " AS d WHERE d." + NEGATIVES + " > 0 AND "
-                + match("g", "d") + ")");
+        Sql.update(connection, "UPDATE " + TOUCHED + " AS t SET " + sets + " FROM (" + recomputed + ") AS r WHERE "
+                + match("t", "r") + " AND t." + RECOMPUTE);
     }
 
-    /** Writes the output rows of the groups in {@code from} with a weight, if they are visible. */
-    private void writeRows(Connection connection, String from, String weight, String filter) {
+    /** The output rows of the groups in {@code from} that are visible, with a weight. */
+    private String outputRows(String from, String weight) {
         String visible = keyCount == 0 ? "TRUE" : COUNT + " > 0";
         if (having.isPresent()) {
             visible = visible + " AND (" + having.get() + ")";
@@ -274,12 +311,7 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
             visible = visible + " AND (" + copies.get() + ") > 0";
             weighted = "CAST(" + weight + " * (" + copies.get() + ") AS INTEGER)";
         }
-        Sql.update(connection, "INSERT INTO " + ViewTable.OUTPUT + " SELECT " + String.join(", ", outputs) + ", " + weighted
-                + " FROM " + from + " WHERE " + filter + " AND " + visible);
-    }
-
-    private String touched(String alias) {
-        return "EXISTS (SELECT 1 FROM " + DELTA + " AS d WHERE " + match(alias, "d") + ")";
+        return "SELECT " + String.join(", ", outputs) + ", " + weighted + " FROM " + from + " WHERE " + visible;
     }
 
     private String match(String left, String right) {

@@ -53,6 +53,7 @@ public final class MaterializedViews implements AutoCloseable {
     /** The databases attached when the views were last compiled (lower case): one missing breaks its views. */
     private Set<String> databases = Set.of();
     private boolean attachedTracked;
+    private String schema;
     private long syncs;
     private long deltaSyncs;
     private long capturedRows;
@@ -561,7 +562,7 @@ public final class MaterializedViews implements AutoCloseable {
             view.program().dropState(connection);
             view.table().prepareOutput(connection);
             view.program().initialize(connection);
-            view.table().apply(connection);
+            view.table().fill(connection);
             view.table().dropScratch(connection);
             checkFilled(view.name(), view.sql());
         });
@@ -596,25 +597,31 @@ public final class MaterializedViews implements AutoCloseable {
 
     private long syncInTransaction(Set<String> rebuilt) {
         syncs++;
-        if (registry.generation() != generation) {
+        List<TableName> tracked = List.copyOf(trackedTables);
+        long[] pending = poll(tracked);
+        if (pending[0] != generation) {
             reload();
+            tracked = List.copyOf(trackedTables);
+            pending = poll(tracked);
         }
-        attachedCapture.collect(trackedTables);
-        Set<TableName> tracked = trackedTables;
+        if (attachedTracked) {
+            // An attached table's changes wait in its own database's capture log until copied into its delta log.
+            attachedCapture.collect(trackedTables);
+            pending = poll(tracked);
+        }
         Set<TableName> changed = new HashSet<>();
         long captured = 0;
-        for (TableName table : tracked) {
-            long pending = ChangeCapture.pending(connection, table);
-            if (pending > 0) {
-                changed.add(table);
-                captured += pending;
+        for (int i = 0; i < tracked.size(); i++) {
+            if (pending[i + 1] > 0) {
+                changed.add(tracked.get(i));
+                captured += pending[i + 1];
             }
         }
         if (changed.isEmpty()) {
             return 0;
         }
         long rows = 0;
-        String schema = catalog.currentSchema();
+        String schema = schema();
         // Creation order is a topological order: a view can only read views that existed before it, and a
         // view that others read can be neither dropped nor replaced.
         for (MaintainedView view : views.values()) {
@@ -629,7 +636,7 @@ public final class MaterializedViews implements AutoCloseable {
             long applied = view.table().apply(connection);
             rows += applied;
             TableName own = new TableName(schema, view.name());
-            if (applied > 0 && tracked.contains(own)) {
+            if (applied > 0 && trackedTables.contains(own)) {
                 // The view's own triggers captured what it just applied; the views that read it take it next.
                 changed.add(own);
             }
@@ -642,6 +649,31 @@ public final class MaterializedViews implements AutoCloseable {
         viewRowsChanged += rows;
         LOG.debug("views synced captured_rows={} view_rows_changed={}", captured, rows);
         return rows;
+    }
+
+    /**
+     * The catalog's generation, then each table's count of captured rows not yet applied: one statement, since a
+     * sync with nothing to do should cost little more than a round trip.
+     */
+    private long[] poll(List<TableName> tables) {
+        StringBuilder sql = new StringBuilder("SELECT concat_ws(',', (" + ViewRegistry.generationQuery() + ")");
+        for (TableName table : tables) {
+            sql.append(", (").append(ChangeCapture.pendingQuery(table)).append(")");
+        }
+        String[] values = Sql.strings(connection, sql.append(")").toString()).get(0).split(",");
+        long[] numbers = new long[values.length];
+        for (int i = 0; i < values.length; i++) {
+            numbers[i] = Long.parseLong(values[i]);
+        }
+        return numbers;
+    }
+
+    /** The schema views live in: the current schema of the views' own connection, which nothing else uses. */
+    private String schema() {
+        if (schema == null) {
+            schema = catalog.currentSchema();
+        }
+        return schema;
     }
 
     /**

@@ -44,7 +44,12 @@ final class ViewRegistry {
      * elsewhere on the same database notices at its next sync that its compiled views are out of date.
      */
     long generation() {
-        return Sql.count(connection, "SELECT value FROM " + GENERATION);
+        return Sql.count(connection, generationQuery());
+    }
+
+    /** The query behind {@link #generation()}, for a sync to read it together with the pending counts. */
+    static String generationQuery() {
+        return "SELECT value FROM " + GENERATION;
     }
 
     long bump() {

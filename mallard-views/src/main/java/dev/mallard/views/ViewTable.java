@@ -3,6 +3,7 @@ package dev.mallard.views;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
 import java.sql.Connection;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Collectors;
 
@@ -60,19 +61,31 @@ final class ViewTable {
         String netList = columns.stream().map(c -> "n." + Sql.quote(c)).collect(Collectors.joining(", "));
         Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + net + " AS SELECT " + list + ", sum(" + w + ") AS " + w
                 + " FROM " + OUTPUT + " GROUP BY " + list + " HAVING sum(" + w + ") <> 0");
-        String[] shape = Sql.strings(connection, "SELECT CAST(coalesce(sum(-" + w + ") FILTER (WHERE " + w + " < 0), 0) AS BIGINT) "
-                + "|| ',' || CAST(coalesce(max(" + w + "), 0) AS BIGINT) FROM " + net).get(0).split(",");
+        // How many rows to delete, the most copies of one row to delete and to insert, and per column whether a
+        // deleted row has NULL there.
+        String shapeSql = "SELECT concat_ws(',', CAST(coalesce(sum(-" + w + ") FILTER (WHERE " + w + " < 0), 0) AS BIGINT), "
+                + "CAST(coalesce(max(" + w + "), 0) AS BIGINT), CAST(coalesce(-min(" + w + "), 0) AS BIGINT)"
+                + columns.stream().map(c -> ", count(*) FILTER (WHERE " + w + " < 0 AND " + Sql.quote(c) + " IS NULL)")
+                        .collect(Collectors.joining()) + ") FROM " + net;
+        String[] shape = Sql.strings(connection, shapeSql).get(0).split(",");
         long expectedDeletes = Long.parseLong(shape[0]);
         long mostCopies = Long.parseLong(shape[1]);
+        long mostDeletedCopies = Long.parseLong(shape[2]);
         long deleted = 0;
         if (expectedDeletes > 0) {
-            String match = columns.stream()
-                    .map(c -> "v." + Sql.quote(c) + " IS NOT DISTINCT FROM n." + Sql.quote(c))
-                    .collect(Collectors.joining(" AND "));
-            deleted = Sql.update(connection, "DELETE FROM " + relation + " WHERE rowid IN (SELECT r FROM (SELECT v.rowid AS r, "
-                    + "row_number() OVER (PARTITION BY n.rowid) AS copy, -n." + w + " AS wanted FROM "
-                    + relation + " AS v JOIN " + net + " AS n ON " + match + " WHERE n." + w + " < 0) "
-                    + "WHERE copy <= wanted)");
+            // Plain equality where no deleted row has a NULL: DuckDB then pushes the deleted rows' value ranges into the
+            // scan of the view table, which skips the row groups that cannot match.
+            List<String> match = new ArrayList<>();
+            for (int i = 0; i < columns.size(); i++) {
+                String column = Sql.quote(columns.get(i));
+                match.add("v." + column + (Long.parseLong(shape[i + 3]) == 0 ? " = n." : " IS NOT DISTINCT FROM n.") + column);
+            }
+            String matches = relation + " AS v JOIN " + net + " AS n ON " + String.join(" AND ", match) + " WHERE n." + w + " < 0";
+            // One copy each: any matching row will do, which a grouping finds faster than numbering the copies.
+            String doomed = mostDeletedCopies == 1 ? "SELECT min(v.rowid) FROM " + matches + " GROUP BY n.rowid"
+                    : "SELECT r FROM (SELECT v.rowid AS r, row_number() OVER (PARTITION BY n.rowid) AS copy, -n." + w
+                            + " AS wanted FROM " + matches + ") WHERE copy <= wanted";
+            deleted = Sql.update(connection, "DELETE FROM " + relation + " WHERE rowid IN (" + doomed + ")");
             if (deleted != expectedDeletes) {
                 throw new MallardException(ErrorCode.USER_VIEW_DIVERGED, "materialized view " + view + " should lose "
                         + expectedDeletes + " rows in this sync but its table holds only " + deleted
@@ -90,6 +103,20 @@ final class ViewTable {
                     + "range(CAST(n." + w + " AS BIGINT) - 1) WHERE n." + w + " > 1");
         }
         return deleted + inserted;
+    }
+
+    /**
+     * Inserts the output rows into a view table that holds none of them yet (a REFRESH after emptying it): each
+     * row as many times as its weight, with no consolidation and nothing to delete. Returns the rows inserted.
+     */
+    long fill(Connection connection) {
+        String w = Source.WEIGHT;
+        String outputList = columns.stream().map(c -> "o." + Sql.quote(c)).collect(Collectors.joining(", "));
+        long inserted = Sql.update(connection, "INSERT INTO " + relation + " SELECT " + outputList + " FROM " + OUTPUT + " AS o WHERE o."
+                + w + " > 0");
+        // Rows of more than one copy (EXCEPT ALL, INTERSECT ALL): the extra copies, one per number below the weight.
+        return inserted + Sql.update(connection, "INSERT INTO " + relation + " SELECT " + outputList + " FROM " + OUTPUT + " AS o, "
+                + "range(CAST(o." + w + " AS BIGINT) - 1) WHERE o." + w + " > 1");
     }
 
     void dropChanges(Connection connection) {
