@@ -147,26 +147,6 @@ class FlightSqlJdbcIT {
     }
 
     @Test
-    void aTextRunAgainAfterAnotherSessionAltersItsTableSeesTheNewColumns() throws Exception {
-        try (Connection reader = connect(); Connection writer = connect(); Statement reads = reader.createStatement();
-                Statement writes = writer.createStatement()) {
-            writes.execute("CREATE TABLE reshaped AS SELECT 1 AS a");
-            for (int run = 0; run < 2; run++) {
-                // The second run prepares the text again, which reuses the statement the first run closed.
-                try (ResultSet rs = reads.executeQuery("SELECT * FROM reshaped")) {
-                    assertThat(rs.getMetaData().getColumnCount()).isEqualTo(1);
-                }
-            }
-            writes.execute("ALTER TABLE reshaped ADD COLUMN b VARCHAR DEFAULT 'x'");
-            try (ResultSet rs = reads.executeQuery("SELECT * FROM reshaped")) {
-                assertThat(rs.getMetaData().getColumnCount()).isEqualTo(2);
-                assertThat(rs.next()).isTrue();
-                assertThat(rs.getString("b")).isEqualTo("x");
-            }
-        }
-    }
-
-    @Test
     void executeUpdateReportsTheRowsChanged() throws Exception {
         try (Connection connection = connect(); Statement statement = connection.createStatement()) {
             statement.executeUpdate("CREATE TABLE scratch_updates (id INTEGER, note VARCHAR)");

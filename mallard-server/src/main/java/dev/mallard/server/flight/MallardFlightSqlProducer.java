@@ -193,7 +193,6 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
         }
         Runnable onClientCancel = () -> query.cancel(session);
         listener.setOnCancelHandler(onClientCancel);
-        query.prepared().executing();
         try {
             session.sql(connection -> {
                 query.prepared().apply(query.parameters());
@@ -208,7 +207,6 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
                 LOG.debug("result sent user={} rows={}", session.username(), rows);
             }
         } finally {
-            query.prepared().executed();
             query.finish();
             session.take(handle, DeferredQuery.class);
         }
@@ -257,8 +255,7 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
             Session session = session(context);
             String sql = request.getQuery();
             policy.check(session, sql);
-            PreparedQuery prepared = session.takeIdle(sql, PreparedQuery.class).map(PreparedQuery::reopened)
-                    .orElseGet(() -> prepare(session, sql, context));
+            PreparedQuery prepared = prepare(session, sql, context);
             String handle = UUID.randomUUID().toString();
             session.keep(handle, prepared);
             ActionCreatePreparedStatementResult result = ActionCreatePreparedStatementResult.newBuilder()
@@ -276,11 +273,8 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
     private PreparedQuery prepare(Session session, String sql, CallContext context) {
         if (ServedViews.mentions(sql)) {
             Session.Outcome first = session.execute(sql, options(context));
-            return PreparedQuery.throughViews(sql, first, first.rows().map(MallardFlightSqlProducer::announced).orElse(new Schema(List.of())),
-                    session.changes());
+            return PreparedQuery.throughViews(sql, first, first.rows().map(MallardFlightSqlProducer::announced).orElse(new Schema(List.of())));
         }
-        // Read before preparing: a change that lands meanwhile makes the statement stale rather than kept.
-        long preparedAt = session.changes();
         PreparedStatement statement = session.sql(connection -> connection.prepareStatement(sql));
         try {
             List<String> names = new ArrayList<>();
@@ -305,7 +299,7 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
             });
             Schema dataset = returnsRows ? ArrowTypes.schemaOf(session, names, types) : new Schema(List.of());
             Schema parameters = ArrowTypes.schemaOf(session, parameterNames, parameterTypes);
-            return new PreparedQuery(sql, statement, dataset, parameters, preparedAt);
+            return new PreparedQuery(sql, statement, dataset, parameters);
         } catch (RuntimeException e) {
             session.sql(connection -> {
                 statement.close();
@@ -319,16 +313,10 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
     public void closePreparedStatement(ActionClosePreparedStatementRequest request, CallContext context, StreamListener<Result> listener) {
         try {
             Session session = session(context);
-            session.take(request.getPreparedStatementHandle().toStringUtf8(), PreparedQuery.class).ifPresent(prepared -> {
-                if (prepared.reusable()) {
-                    session.keepIdle(prepared.sql(), prepared.preparedAt(), prepared);
-                } else {
-                    session.sql(connection -> {
-                        prepared.close();
-                        return null;
-                    });
-                }
-            });
+            session.take(request.getPreparedStatementHandle().toStringUtf8(), PreparedQuery.class).ifPresent(prepared -> session.sql(connection -> {
+                prepared.close();
+                return null;
+            }));
             listener.onCompleted();
         } catch (Throwable e) {
             listener.onError(FlightErrors.toFlight(e));

@@ -8,7 +8,6 @@ import dev.mallard.server.session.ResultStream;
 import dev.mallard.server.session.Session;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
@@ -22,64 +21,24 @@ final class PreparedQuery implements AutoCloseable {
     private Session.Outcome firstOutcome;
     private final Schema datasetSchema;
     private final Schema parameterSchema;
-    private final long preparedAt;
     private volatile List<List<Object>> parameters = List.of();
-    private final AtomicInteger running = new AtomicInteger();
 
-    /** @param preparedAt the session's {@link Session#changes()} when DuckDB prepared the statement */
-    PreparedQuery(String sql, PreparedStatement statement, Schema datasetSchema, Schema parameterSchema, long preparedAt) {
+    PreparedQuery(String sql, PreparedStatement statement, Schema datasetSchema, Schema parameterSchema) {
         this.sql = requireNonNull(sql, "sql is null");
         this.statement = statement;
         this.datasetSchema = requireNonNull(datasetSchema, "datasetSchema is null");
         this.parameterSchema = requireNonNull(parameterSchema, "parameterSchema is null");
-        this.preparedAt = preparedAt;
     }
 
     /** A front-door text that ran at prepare; {@code first} is its outcome, answered by its first execution. */
-    static PreparedQuery throughViews(String sql, Session.Outcome first, Schema datasetSchema, long preparedAt) {
-        PreparedQuery prepared = new PreparedQuery(sql, null, datasetSchema, new Schema(List.of()), preparedAt);
+    static PreparedQuery throughViews(String sql, Session.Outcome first, Schema datasetSchema) {
+        PreparedQuery prepared = new PreparedQuery(sql, null, datasetSchema, new Schema(List.of()));
         prepared.firstOutcome = requireNonNull(first, "first is null");
         return prepared;
     }
 
-    /** The same DuckDB statement and schemas under a new handle, with no parameters bound: a kept statement reused. */
-    PreparedQuery reopened() {
-        return new PreparedQuery(sql, statement, datasetSchema, parameterSchema, preparedAt);
-    }
-
     boolean runsThroughViews() {
         return statement == null;
-    }
-
-    long preparedAt() {
-        return preparedAt;
-    }
-
-    /**
-     * Whether the session may keep this statement for the next prepare of its text once the client closes it: a
-     * DuckDB statement of one SQL statement (DuckDB runs the others of a text when preparing it, so reusing such a
-     * text would skip them) that no DoGet is executing now.
-     */
-    boolean reusable() {
-        return statement != null && running.get() == 0 && isOneStatement(sql);
-    }
-
-    /** No {@code ;} before the end of the text but trailing ones; a {@code ;} inside a literal only costs the reuse. */
-    static boolean isOneStatement(String sql) {
-        int end = sql.length();
-        while (end > 0 && (sql.charAt(end - 1) == ';' || Character.isWhitespace(sql.charAt(end - 1)))) {
-            end--;
-        }
-        return sql.lastIndexOf(';', end - 1) < 0;
-    }
-
-    /** Marks an execution in a DoGet; {@link #reusable()} is false until it ends. */
-    void executing() {
-        running.incrementAndGet();
-    }
-
-    void executed() {
-        running.decrementAndGet();
     }
 
     /** The outcome of the run at prepare, once; later executions run the text again. */

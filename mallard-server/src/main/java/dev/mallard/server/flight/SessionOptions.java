@@ -43,8 +43,6 @@ final class SessionOptions {
                         return statement.execute("USE " + target);
                     }
                 });
-                // Names now resolve elsewhere: prepared statements kept for reuse would read the old schema.
-                session.changed();
             } catch (MallardException e) {
                 errors.put(name, new SetSessionOptionsResult.Error(SetSessionOptionsResult.ErrorValue.INVALID_VALUE));
             }

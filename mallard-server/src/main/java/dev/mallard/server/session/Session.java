@@ -22,7 +22,6 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import org.apache.arrow.memory.BufferAllocator;
 import org.duckdb.DuckDBConnection;
@@ -33,9 +32,6 @@ import org.duckdb.DuckDBConnection;
  * holds the session's lock. Prepared statements and results not yet fetched live here until closed or fetched.
  */
 public final class Session implements AutoCloseable {
-    /** Closed prepared statements a session keeps for reuse by their text. */
-    static final int IDLE_STATEMENTS = 64;
-
     private final String id;
     private final String username;
     private final Instant tokenExpiresAt;
@@ -48,9 +44,6 @@ public final class Session implements AutoCloseable {
     private final ReentrantLock lock = new ReentrantLock();
     private final Map<String, Object> handles = new ConcurrentHashMap<>();
     private final Map<String, Object> derived = new ConcurrentHashMap<>();
-    /** Statements without rows run in any session so far: what a kept prepared statement must not have missed. */
-    private final AtomicLong changes;
-    private final IdleStatements idle = new IdleStatements(IDLE_STATEMENTS);
     private volatile Instant lastUsed;
     private volatile Statement running;
     private volatile Optional<String> runningId = Optional.empty();
@@ -58,7 +51,7 @@ public final class Session implements AutoCloseable {
     private volatile boolean closed;
 
     Session(String id, String username, Instant tokenExpiresAt, DuckDBConnection connection, BufferAllocator allocator,
-            ScheduledExecutorService timer, Clock clock, ServedViews views, AtomicLong changes) {
+            ScheduledExecutorService timer, Clock clock, ServedViews views) {
         this.id = requireNonNull(id, "id is null");
         this.username = requireNonNull(username, "username is null");
         this.tokenExpiresAt = requireNonNull(tokenExpiresAt, "tokenExpiresAt is null");
@@ -67,7 +60,6 @@ public final class Session implements AutoCloseable {
         this.timer = requireNonNull(timer, "timer is null");
         this.clock = requireNonNull(clock, "clock is null");
         this.views = requireNonNull(views, "views is null");
-        this.changes = requireNonNull(changes, "changes is null");
         this.lastUsed = clock.instant();
     }
 
@@ -118,7 +110,7 @@ public final class Session implements AutoCloseable {
                 }
                 long count = Math.max(0, statement.getLargeUpdateCount());
                 statement.close();
-                changed();
+                derived.clear();
                 views.afterWrite();
                 return new Outcome(Optional.empty(), OptionalLong.of(count));
             } catch (SQLException | RuntimeException e) {
@@ -130,38 +122,7 @@ public final class Session implements AutoCloseable {
 
     /** Brings the materialized views up to date after a write this session made other than by a statement (ingestion). */
     public void syncViews() {
-        changed();
         views.afterWrite();
-    }
-
-    /**
-     * A statement without rows ran (a write, DDL, SET or USE), here or through {@link #sql}: forgets the values derived
-     * from this session's settings, and every session's kept prepared statements become stale.
-     */
-    public void changed() {
-        derived.clear();
-        changes.incrementAndGet();
-    }
-
-    /** The count of statements without rows run in any session so far; a prepared statement remembers it. */
-    public long changes() {
-        return changes.get();
-    }
-
-    /**
-     * Keeps a prepared statement the client closed for the next prepare of the same text in this session (see
-     * {@link IdleStatements}); it is closed instead when a statement without rows ran since {@code preparedAt}.
-     */
-    public void keepIdle(String sql, long preparedAt, AutoCloseable statement) {
-        withLock(() -> {
-            idle.keep(sql, preparedAt, statement, changes.get());
-            return null;
-        });
-    }
-
-    /** The prepared statement kept for this text, if it is still good; the caller owns it from then on. */
-    public <T> Optional<T> takeIdle(String sql, Class<T> type) {
-        return withLock(() -> idle.take(sql, type, changes.get()));
     }
 
     /**
@@ -179,7 +140,7 @@ public final class Session implements AutoCloseable {
                 return new Outcome(Optional.of(stream(rows.get().getStatement(), rows.get(), true, options)), OptionalLong.empty());
             }
             result.close();
-            changed();
+            derived.clear();
             return new Outcome(Optional.empty(), OptionalLong.of(Math.max(0, result.updateCount())));
         });
     }
@@ -191,7 +152,7 @@ public final class Session implements AutoCloseable {
                 return new Outcome(Optional.of(stream(statement, statement.getResultSet(), false, options)), OptionalLong.empty());
             }
             long count = Math.max(0, statement.getLargeUpdateCount());
-            changed();
+            derived.clear();
             views.afterWrite();
             return new Outcome(Optional.empty(), OptionalLong.of(count));
         });
@@ -355,7 +316,6 @@ public final class Session implements AutoCloseable {
                 }
             }
             handles.clear();
-            idle.close();
             if (frontDoor != null) {
                 try {
                     frontDoor.close();

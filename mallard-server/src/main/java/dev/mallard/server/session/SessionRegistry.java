@@ -19,7 +19,6 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.atomic.AtomicLong;
 import org.duckdb.DuckDBConnection;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -41,7 +40,6 @@ public final class SessionRegistry implements AutoCloseable {
     private final Clock clock;
     private final Map<String, Session> sessions = new ConcurrentHashMap<>();
     private final Map<String, Instant> closedIds = new ConcurrentHashMap<>();
-    private final AtomicLong changes = new AtomicLong();
     private final Thread reaper;
 
     public SessionRegistry(Engine engine, ServerConfig.SessionLimits limits, Clock clock) {
@@ -93,7 +91,7 @@ public final class SessionRegistry implements AutoCloseable {
             closeQuietly(connection);
             throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot prepare a DuckDB session: " + e.getMessage(), e);
         }
-        Session session = new Session(token.sessionId(), token.username(), token.expiresAt(), connection, engine.allocator(), timer, clock, views, changes);
+        Session session = new Session(token.sessionId(), token.username(), token.expiresAt(), connection, engine.allocator(), timer, clock, views);
         sessions.put(token.sessionId(), session);
         LOG.debug("session opened user={} open_sessions={}", token.username(), sessions.size());
         return session;
