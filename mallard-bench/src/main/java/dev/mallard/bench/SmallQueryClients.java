@@ -43,8 +43,9 @@ import org.apache.arrow.memory.RootAllocator;
  * {@code SELECT <n> AS n} back to back over one of three paths:
  *
  * <ul>
- *   <li>{@code jdbc}: the Flight SQL JDBC driver, {@code Statement.executeQuery}; four RPCs a query (create prepared
- *       statement, GetFlightInfo, DoGet, close prepared statement), as the driver runs every statement prepared;
+ *   <li>{@code jdbc}: the Flight SQL JDBC driver, {@code Statement.executeQuery}; three RPCs a query (create prepared
+ *       statement, GetFlightInfo, DoGet), as the driver runs every statement prepared (18.3 closes only a Statement's
+ *       last prepared statement, when the Statement closes);
  *   <li>{@code flight}: Arrow's {@code FlightSqlClient}, {@code execute} and {@code getStream}; two RPCs;
  *   <li>{@code http}: {@code GET /v1/query} with a bearer token and {@code Accept: application/jsonl}; one request.
  * </ul>
