@@ -58,7 +58,7 @@ final class ArrowStreamBody {
     void write(ResultStream rows, OutputStream out, CompressionUtil.CodecType compression) throws IOException {
         VectorSchemaRoot root = rows.root();
         boolean dictionaries = root.getSchema().getFields().stream().anyMatch(field -> field.getDictionary() != null);
-        if (compression == CompressionUtil.CodecType.NO_COMPRESSION || dictionaries) {
+        if (compression == CompressionUtil.CodecType.NO_COMPRESSION || dictionaries || root.getFieldVectors().isEmpty()) {
             // Nothing to compress, or dictionary batches, which Arrow's own writer keeps in step with the record batches.
             writeInOneThread(rows, root, out, compression);
             return;
