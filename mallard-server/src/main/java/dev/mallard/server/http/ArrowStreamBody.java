@@ -105,7 +105,7 @@ final class ArrowStreamBody {
     }
 
     /** The batch with each buffer compressed (as Arrow's writer would), the uncompressed batch released. */
-    static ArrowRecordBatch compressed(ArrowRecordBatch batch, CompressionCodec codec, BufferAllocator allocator) {
+    private static ArrowRecordBatch compressed(ArrowRecordBatch batch, CompressionCodec codec, BufferAllocator allocator) {
         try (batch) {
             List<ArrowBuf> buffers = new ArrayList<>(batch.getBuffers().size());
             try {
