@@ -22,16 +22,11 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Base64;
 import java.util.List;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import org.apache.arrow.flight.FlightClient;
 import org.apache.arrow.flight.FlightInfo;
 import org.apache.arrow.flight.FlightStream;
@@ -48,11 +43,13 @@ import picocli.CommandLine.Option;
 
 /**
  * Rows/s of one large result read five ways (in-process export, Flight DoGet, the Flight SQL JDBC driver, HTTP
- * Arrow, HTTP JSONL) from a server in this JVM, and queries/s and p99 latency of concurrent one-row queries.
+ * Arrow, HTTP JSONL) from a server in this JVM, and queries/s, p99 latency and CPU time per query of concurrent
+ * one-row queries from clients in a child JVM ({@link SmallQueryClients}).
  */
 @Command(name = "server", mixinStandardHelpOptions = true, description = {
     "Rows/s of one table (BIGINT, DOUBLE, VARCHAR, TIMESTAMP) read in-process, through Flight DoGet, the Flight SQL",
-    "JDBC driver, HTTP Arrow and HTTP JSONL from a server in this JVM; then concurrent clients issuing one-row queries."})
+    "JDBC driver, HTTP Arrow and HTTP JSONL from a server in this JVM; then concurrent clients in a child JVM issuing one-row",
+    "queries over JDBC, Flight SQL and HTTP."})
 final class ServerBench implements Callable<Integer> {
     static final double FLIGHT_TARGET_RATIO = 0.6;
     static final double HTTP_ARROW_TARGET_RATIO = 0.5;
@@ -60,6 +57,7 @@ final class ServerBench implements Callable<Integer> {
     private static final String USER = "bench";
     private static final String PASSWORD = "bench-password";
     private static final String QUERY = "SELECT * FROM bench_rows";
+    private static final String ARROW = "application/vnd.apache.arrow.stream";
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -73,11 +71,27 @@ final class ServerBench implements Callable<Integer> {
     @Option(names = "--seconds", description = "How long the clients issue one-row queries (default ${DEFAULT-VALUE}).", defaultValue = "10")
     int seconds;
 
+    @Option(names = "--warmup-seconds", description = "How long the clients issue one-row queries before the measured window (default ${DEFAULT-VALUE}).",
+            defaultValue = "3")
+    int warmupSeconds;
+
+    @Option(names = "--small-paths", split = ",", description = "The client paths of the one-row queries: jdbc, flight, http (default ${DEFAULT-VALUE}).",
+            defaultValue = "jdbc,flight,http")
+    List<String> smallPathNames;
+
     @Option(names = "--json", description = "Print one JSON object instead of a table.")
     boolean json;
 
     @Override
     public Integer call() throws Exception {
+        List<SmallQueryClients.Protocol> smallPaths = new java.util.ArrayList<>();
+        for (String name : smallPathNames) {
+            try {
+                smallPaths.add(SmallQueryClients.Protocol.valueOf(name.trim().toUpperCase(java.util.Locale.ROOT)));
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--small-paths takes jdbc, flight and http, not '" + name + "'");
+            }
+        }
         Path warehouse = Files.createTempDirectory("mallard-bench-server");
         Path script = warehouse.resolve("startup.sql");
         Files.writeString(script, "CREATE TABLE bench_rows AS SELECT range AS id, random() AS x, 'name-' || (range % 1000) AS s,"
@@ -90,19 +104,26 @@ final class ServerBench implements Callable<Integer> {
             double inProcess = best(() -> inProcess(server));
             double flight = best(() -> flight(server));
             double jdbc = best(() -> jdbc(server));
-            double httpArrow = best(() -> http(server, "application/vnd.apache.arrow.stream", HttpClient.Version.HTTP_1_1));
-            double http2Arrow = best(() -> http(server, "application/vnd.apache.arrow.stream", HttpClient.Version.HTTP_2));
-            double httpJsonl = best(() -> http(server, "application/jsonl", HttpClient.Version.HTTP_1_1));
-            double[] small = smallQueries(server);
+            double httpArrow = best(() -> http(server, ARROW, "zstd", HttpClient.Version.HTTP_1_1));
+            double http2Arrow = best(() -> http(server, ARROW, "zstd", HttpClient.Version.HTTP_2));
+            double httpArrowNone = best(() -> http(server, ARROW, "none", HttpClient.Version.HTTP_1_1));
+            double httpJsonl = best(() -> http(server, "application/jsonl", "zstd", HttpClient.Version.HTTP_1_1));
             result.put("rows", rows);
             result.put("inprocess_rows_per_s", Math.round(inProcess));
             result.put("flight_rows_per_s", Math.round(flight));
             result.put("flight_jdbc_rows_per_s", Math.round(jdbc));
             result.put("http_arrow_rows_per_s", Math.round(httpArrow));
             result.put("http2_arrow_rows_per_s", Math.round(http2Arrow));
+            result.put("http_arrow_uncompressed_rows_per_s", Math.round(httpArrowNone));
             result.put("http_jsonl_rows_per_s", Math.round(httpJsonl));
-            result.put("small_queries_per_s", Math.round(small[0]));
-            result.put("small_query_p99_ms", Math.round(small[1] * 100) / 100.0);
+            for (SmallQueryClients.Protocol path : smallPaths) {
+                SmallQueryClients.Result small = SmallQueryClients.measure(path, "127.0.0.1", server.flightPort(), server.httpPort(), USER, PASSWORD,
+                        clients, warmupSeconds, seconds);
+                result.put(smallKey("small_queries", path, "per_s"), Math.round(small.perSecond()));
+                result.put(smallKey("small_query", path, "p99_ms"), Math.round(small.p99Millis() * 100) / 100.0);
+                result.put(smallKey("small_query", path, "server_cpu_us"), Math.round(SmallQueryClients.Result.micros(small.serverCpuNanos(), small.queries())));
+                result.put(smallKey("small_query", path, "client_cpu_us"), Math.round(SmallQueryClients.Result.micros(small.clientCpuNanos(), small.queries())));
+            }
             result.put("clients", clients);
             result.put("cores", Runtime.getRuntime().availableProcessors());
         } finally {
@@ -123,10 +144,22 @@ final class ServerBench implements Callable<Integer> {
         row(out, "HTTP Arrow rows/s", result.get("http_arrow_rows_per_s").asDouble(), HTTP_ARROW_TARGET_RATIO * inProcess);
         row(out, "HTTP/2 (h2c) Arrow rows/s", result.get("http2_arrow_rows_per_s").asDouble(), HTTP_ARROW_TARGET_RATIO * inProcess);
         out.printf("%-40s %14.0f %14s %8s%n", "HTTP JSONL rows/s", result.get("http_jsonl_rows_per_s").asDouble(), "-", "-");
-        row(out, clients + " clients, one-row queries/s", result.get("small_queries_per_s").asDouble(), SMALL_QUERIES_TARGET);
-        out.printf("%-40s %14.2f %14s %8s%n", "one-row query p99 ms", result.get("small_query_p99_ms").asDouble(), "-", "-");
+        out.printf("%-40s %14.0f %14s %8s%n", "HTTP Arrow uncompressed rows/s", result.get("http_arrow_uncompressed_rows_per_s").asDouble(), "-", "-");
+        for (SmallQueryClients.Protocol path : smallPaths) {
+            String name = clients + " " + path.name().toLowerCase(java.util.Locale.ROOT) + " clients, one-row queries/s";
+            row(out, name, result.get(smallKey("small_queries", path, "per_s")).asDouble(), SMALL_QUERIES_TARGET);
+            out.printf("%-40s %14.2f %14s %8s%n", "  p99 ms", result.get(smallKey("small_query", path, "p99_ms")).asDouble(), "-", "-");
+            out.printf("%-40s %14d %14s %8s%n", "  server CPU us/query", result.get(smallKey("small_query", path, "server_cpu_us")).asLong(), "-", "-");
+            out.printf("%-40s %14d %14s %8s%n", "  client CPU us/query", result.get(smallKey("small_query", path, "client_cpu_us")).asLong(), "-", "-");
+        }
         out.println("ratio >= 1.00 meets the target (Flight >= 0.6 x in-process, HTTP Arrow >= 0.5 x in-process)");
         return 0;
+    }
+
+    /** The JSON key of a one-row query figure: the JDBC path keeps the names it had before the other paths came. */
+    private static String smallKey(String prefix, SmallQueryClients.Protocol path, String suffix) {
+        return path == SmallQueryClients.Protocol.JDBC ? prefix + "_" + suffix
+                : prefix + "_" + path.name().toLowerCase(java.util.Locale.ROOT) + "_" + suffix;
     }
 
     private static void row(java.io.PrintWriter out, String name, double value, double target) {
@@ -197,12 +230,13 @@ final class ServerBench implements Callable<Integer> {
     }
 
     /** One query over HTTP: 1.1 for the recorded HTTP figures (as before the server spoke HTTP/2), 2 for its own line. */
-    private long http(MallardServer server, String accept, HttpClient.Version version) throws Exception {
+    private long http(MallardServer server, String accept, String arrowCompression, HttpClient.Version version) throws Exception {
         HttpClient http = HttpClient.newBuilder().version(version).build();
         String basic = "Basic " + Base64.getEncoder().encodeToString((USER + ":" + PASSWORD).getBytes(StandardCharsets.UTF_8));
         HttpResponse<InputStream> response = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.httpPort()
                         + "/v1/query?q=" + URLEncoder.encode(QUERY, StandardCharsets.UTF_8)))
-                .header("Authorization", basic).header("Accept", accept).build(), HttpResponse.BodyHandlers.ofInputStream());
+                .header("Authorization", basic).header("Accept", accept).header("x-dd-arrow-compression", arrowCompression).build(),
+                HttpResponse.BodyHandlers.ofInputStream());
         if (response.statusCode() != 200) {
             throw new IllegalStateException("HTTP " + response.statusCode() + ": " + new String(response.body().readAllBytes(), StandardCharsets.UTF_8));
         }
@@ -226,52 +260,6 @@ final class ServerBench implements Callable<Integer> {
                     count += reader.getVectorSchemaRoot().getRowCount();
                 }
                 return count;
-            }
-        }
-    }
-
-    /** Queries/s over all clients and the p99 latency in ms, each client a JDBC connection of its own. */
-    private double[] smallQueries(MallardServer server) throws Exception {
-        List<Connection> connections = new ArrayList<>();
-        for (int i = 0; i < clients; i++) {
-            connections.add(jdbcConnection(server));
-        }
-        try (ExecutorService pool = Executors.newFixedThreadPool(clients)) {
-            long deadline = System.nanoTime() + seconds * 1_000_000_000L;
-            List<Future<long[]>> results = new ArrayList<>();
-            long start = System.nanoTime();
-            for (Connection connection : connections) {
-                results.add(pool.submit(() -> {
-                    long[] latencies = new long[1 << 16];
-                    int n = 0;
-                    try (Statement statement = connection.createStatement()) {
-                        while (System.nanoTime() < deadline) {
-                            long begin = System.nanoTime();
-                            try (ResultSet rs = statement.executeQuery("SELECT " + (n % 1000) + " AS n")) {
-                                rs.next();
-                            }
-                            if (n == latencies.length) {
-                                latencies = Arrays.copyOf(latencies, n * 2);
-                            }
-                            latencies[n++] = System.nanoTime() - begin;
-                        }
-                    }
-                    return Arrays.copyOf(latencies, n);
-                }));
-            }
-            List<Long> all = new ArrayList<>();
-            for (Future<long[]> result : results) {
-                for (long latency : result.get()) {
-                    all.add(latency);
-                }
-            }
-            double elapsed = (System.nanoTime() - start) / 1e9;
-            all.sort(null);
-            double p99 = all.isEmpty() ? 0 : all.get((int) Math.min(all.size() - 1, Math.ceil(all.size() * 0.99) - 1)) / 1e6;
-            return new double[] {all.size() / elapsed, p99};
-        } finally {
-            for (Connection connection : connections) {
-                connection.close();
             }
         }
     }

@@ -46,6 +46,7 @@ class HttpApiIT {
         Files.writeString(script, """
                 CREATE TABLE people (id INTEGER, name VARCHAR, born DATE, score DOUBLE);
                 INSERT INTO people VALUES (1, 'Ada', DATE '1815-12-10', 9.5), (2, 'Tab\tbed', NULL, NULL);
+                CREATE TYPE parity AS ENUM ('even', 'odd');
                 """);
         server = MallardServer.start(TestServers.config(warehouse, AccessMode.COMPLETE, Optional.of(script)));
         token = login(TestServers.USER, TestServers.PASSWORD).body();
@@ -147,11 +148,11 @@ class HttpApiIT {
 
     @Test
     void arrowIsTheDefaultZstdCompressedAndStreamsEveryRow() throws Exception {
-        HttpResponse<byte[]> compressed = query("SELECT range AS n FROM range(100000)", null, "Bearer " + token);
+        HttpResponse<byte[]> compressed = query("SELECT range AS n FROM range(100000) ORDER BY n", null, "Bearer " + token);
         assertThat(compressed.statusCode()).isEqualTo(200);
         assertThat(compressed.headers().firstValue("Content-Type")).hasValue("application/vnd.apache.arrow.stream");
         assertThat(readArrow(compressed.body())).isEqualTo(100_000 * 99_999L / 2);
-        HttpRequest plainRequest = HttpRequest.newBuilder(uri("/v1/query?q=" + URLEncoder.encode("SELECT range AS n FROM range(100000)", StandardCharsets.UTF_8)))
+        HttpRequest plainRequest = HttpRequest.newBuilder(uri("/v1/query?q=" + URLEncoder.encode("SELECT range AS n FROM range(100000) ORDER BY n", StandardCharsets.UTF_8)))
                 .header("Authorization", "Bearer " + token).header("x-dd-arrow-compression", "none").build();
         HttpResponse<byte[]> plain = http.send(plainRequest, HttpResponse.BodyHandlers.ofByteArray());
         assertThat(readArrow(plain.body())).isEqualTo(100_000 * 99_999L / 2);
@@ -161,9 +162,40 @@ class HttpApiIT {
         assertThat(wrong.statusCode()).isEqualTo(400);
     }
 
-    /** The sum of the first column over every batch, decompressing as needed; more than one batch is required. */
+    @Test
+    void anEnumColumnOverArrowStaysDictionaryEncodedInEveryBatch() throws Exception {
+        HttpResponse<byte[]> response = query("SELECT (CASE WHEN range % 2 = 0 THEN 'even' ELSE 'odd' END)::parity AS parity"
+                + " FROM range(5000) ORDER BY range", null, "Bearer " + token);
+        assertThat(response.statusCode()).isEqualTo(200);
+        java.util.List<String> labels = new java.util.ArrayList<>();
+        try (RootAllocator allocator = new RootAllocator();
+                ArrowStreamReader reader = new ArrowStreamReader(new ByteArrayInputStream(response.body()), allocator,
+                        org.apache.arrow.compression.CommonsCompressionFactory.INSTANCE)) {
+            VectorSchemaRoot root = reader.getVectorSchemaRoot();
+            org.apache.arrow.vector.types.pojo.DictionaryEncoding encoding = root.getSchema().getFields().get(0).getDictionary();
+            assertThat(encoding).isNotNull();
+            while (reader.loadNextBatch()) {
+                org.apache.arrow.vector.dictionary.Dictionary dictionary = reader.getDictionaryVectors().get(encoding.getId());
+                try (org.apache.arrow.vector.ValueVector decoded = org.apache.arrow.vector.dictionary.DictionaryEncoder.decode(root.getVector(0),
+                        dictionary)) {
+                    for (int i = 0; i < decoded.getValueCount(); i++) {
+                        labels.add(String.valueOf(decoded.getObject(i)));
+                    }
+                }
+            }
+        }
+        assertThat(labels).hasSize(5000);
+        assertThat(labels.subList(0, 3)).containsExactly("even", "odd", "even");
+        assertThat(labels.get(4999)).isEqualTo("odd");
+    }
+
+    /**
+     * The sum of the first column over every batch, decompressing as needed; more than one batch is required, and the
+     * values must come in the order 0, 1, 2, ... (batches compressed in parallel are still written in order).
+     */
     private static long readArrow(byte[] body) throws Exception {
         long sum = 0;
+        long expected = 0;
         int batches = 0;
         try (RootAllocator allocator = new RootAllocator();
                 ArrowStreamReader reader = new ArrowStreamReader(new ByteArrayInputStream(body), allocator,
@@ -172,6 +204,7 @@ class HttpApiIT {
             while (reader.loadNextBatch()) {
                 org.apache.arrow.vector.BigIntVector n = (org.apache.arrow.vector.BigIntVector) root.getVector(0);
                 for (int i = 0; i < root.getRowCount(); i++) {
+                    assertThat(n.get(i)).isEqualTo(expected++);
                     sum += n.get(i);
                 }
                 batches++;
