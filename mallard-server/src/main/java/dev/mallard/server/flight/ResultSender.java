@@ -34,7 +34,7 @@ final class ResultSender {
         });
         VectorSchemaRoot root = result.root();
         // The batch's buffers go to gRPC without a copy; the next loadNextBatch imports new buffers rather than
-        // overwriting these (DictionaryDecoding.fill transfers them), and the message keeps its references until written.
+        // overwriting these, and the message keeps its references until it is written.
         listener.setUseZeroCopy(true);
         if (!DictionaryDecoding.needed(root.getSchema())) {
             listener.start(root);
@@ -50,17 +50,11 @@ final class ResultSender {
         }
     }
 
-    /**
-     * Sends each batch when the client is ready, after preparing it ({@code batch} answers its row count), and reads the
-     * next one from DuckDB while gRPC sends it: gRPC reports ready only once a message is nearly all on the wire, so
-     * reading after the ready signal left DuckDB and the socket taking turns. At most two batches are in Java: the
-     * one being sent and the next.
-     */
+    /** Loads each batch when the client is ready, prepares it ({@code batch} answers its row count) and sends it. */
     private static long stream(ResultStream result, ServerStreamListener listener, Semaphore ready, BooleanSupplier cancelled,
             java.util.function.IntSupplier batch) throws IOException {
         long rows = 0;
-        boolean loaded = result.loadNextBatch();
-        while (loaded && !listener.isCancelled()) {
+        while (!listener.isCancelled()) {
             if (cancelled.getAsBoolean()) {
                 listener.error(CallStatus.CANCELLED.withDescription("the query was cancelled on request (CancelFlightInfo) while its "
                         + "result was being sent").toRuntimeException());
@@ -69,9 +63,11 @@ final class ResultSender {
             if (!awaitReady(listener, ready)) {
                 break;
             }
+            if (!result.loadNextBatch()) {
+                break;
+            }
             rows += batch.getAsInt();
             listener.putNext();
-            loaded = result.loadNextBatch();
         }
         if (!listener.isCancelled()) {
             listener.completed();
