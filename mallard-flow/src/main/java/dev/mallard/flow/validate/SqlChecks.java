@@ -232,9 +232,7 @@ final class SqlChecks implements AutoCloseable {
         } catch (SQLException e) {
             report(path, script, statement, e, outcome);
         } catch (MallardException e) {
-            int line = lineOf(path, script, statement);
-            LocatedYaml.Location at = yaml.locate(path);
-            outcome.errors().add(new ConfigProblem(file, line, line == at.line() ? at.column() : 1, path, e.errorCode(), e.getMessage()));
+            outcome.errors().add(problem(path, script, statement, e.errorCode(), e.getMessage()));
         }
     }
 
@@ -402,9 +400,13 @@ final class SqlChecks implements AutoCloseable {
     }
 
     private ConfigProblem problem(String path, String script, SqlScript.Statement statement, String message) {
+        return problem(path, script, statement, ErrorCode.USER_SQL_INVALID, message);
+    }
+
+    private ConfigProblem problem(String path, String script, SqlScript.Statement statement, ErrorCode code, String message) {
         int line = lineOf(path, script, statement);
         LocatedYaml.Location at = yaml.locate(path);
-        return new ConfigProblem(file, line, line == at.line() ? at.column() : 1, path, ErrorCode.USER_SQL_INVALID, message);
+        return new ConfigProblem(file, line, line == at.line() ? at.column() : 1, path, code, message);
     }
 
     /** The file line of a statement: a block scalar ({@code sql: |}) starts on the line after its key. */

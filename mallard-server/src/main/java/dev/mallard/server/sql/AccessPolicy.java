@@ -46,7 +46,7 @@ public final class AccessPolicy {
         if (ServedViews.changesViews(sql)) {
             // The view statements are not DuckDB's, and dbsp_create_view/dbsp_drop_view are functions a SELECT may call.
             throw new MallardException(ErrorCode.USER_ACCESS_DENIED, "this server is READ_ONLY: it does not create, drop, refresh or"
-                    + " reconfigure materialized views (reading them, dbsp_query, dbsp_changes, dbsp_stats and dbsp_check work);"
+                    + " reconfigure materialized views or track tables (reading them, dbsp_query, dbsp_changes, dbsp_stats and dbsp_check work);"
                     + " connect to a COMPLETE server to change them");
         }
         JsonNode tree = parse(session, sql);

@@ -7,9 +7,7 @@ import dev.mallard.core.error.MallardException;
 import dev.mallard.core.error.Redactor;
 import dev.mallard.views.MaterializedViews;
 import dev.mallard.views.ViewSql;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import org.duckdb.DuckDBConnection;
@@ -30,9 +28,8 @@ import org.slf4j.LoggerFactory;
 public final class ServedViews implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ServedViews.class);
     private static final Pattern MENTIONS = Pattern.compile("materialized\\s+view|dbsp_", Pattern.CASE_INSENSITIVE);
-    private static final Pattern CHANGES_VIEWS = Pattern.compile("materialized\\s+view|dbsp_(create_view|drop_view|auto_sync)",
+    private static final Pattern CHANGES_VIEWS = Pattern.compile("materialized\\s+view|dbsp_(create_view|drop_view|auto_sync|track|untrack)",
             Pattern.CASE_INSENSITIVE);
-    static final String CATALOG_SCHEMA = "mallard_views";
 
     private final Supplier<DuckDBConnection> connections;
     private volatile MaterializedViews shared;
@@ -115,11 +112,8 @@ public final class ServedViews implements AutoCloseable {
     }
 
     private boolean catalogExists() {
-        try (DuckDBConnection connection = connections.get(); Statement statement = connection.createStatement();
-                ResultSet rs = statement.executeQuery("SELECT count(*) FROM information_schema.schemata WHERE schema_name = '"
-                        + CATALOG_SCHEMA + "'")) {
-            rs.next();
-            return rs.getLong(1) > 0;
+        try (DuckDBConnection connection = connections.get()) {
+            return MaterializedViews.catalogExists(connection);
         } catch (SQLException e) {
             throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot look for the materialized views catalog: " + e.getMessage(), e);
         }

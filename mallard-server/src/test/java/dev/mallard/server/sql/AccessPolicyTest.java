@@ -73,7 +73,9 @@ class AccessPolicyTest {
         "DROP MATERIALIZED VIEW mv",
         "SELECT dbsp_create_view('mv', 'SELECT * FROM t')",
         "SELECT \"DBSP_DROP_VIEW\"('mv')",
-        "SELECT dbsp_auto_sync(false)"
+        "SELECT dbsp_auto_sync(false)",
+        "SELECT dbsp_track('t')",
+        "SELECT dbsp_untrack('t')"
     })
     void readOnlyRefusesEverythingElse(String sql) {
         assertThatThrownBy(() -> READ_ONLY.check(session, sql))
