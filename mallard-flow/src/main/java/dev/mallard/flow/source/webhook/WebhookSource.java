@@ -245,24 +245,28 @@ public final class WebhookSource implements Source, MeteredSource {
     private Optional<CompletableFuture<Boolean>> enqueue(List<byte[]> events) throws InterruptedException {
         admitting.lockInterruptibly();
         try {
+            // The flush answer waits under the request's last offset before its first event can be polled: a
+            // pipeline may poll and commit all of them before this method returns.
+            Optional<CompletableFuture<Boolean>> flushed = Optional.empty();
+            long last = nextOffset + events.size() - 1;
+            if (settings.ack() == WebhookSettings.Ack.AFTER_FLUSH) {
+                flushed = Optional.of(new CompletableFuture<>());
+                awaitingFlush.put(last, flushed.get());
+            }
             for (byte[] event : events) {
                 Message message = new Message(TOPIC, PARTITION, nextOffset, null, event);
                 while (!queue.offer(message, 100, TimeUnit.MILLISECONDS)) {
                     if (!open) {
+                        awaitingFlush.remove(last);
                         return Optional.of(CompletableFuture.completedFuture(false));
                     }
                 }
                 nextOffset++;
             }
-            if (settings.ack() == WebhookSettings.Ack.ON_RECEIVE) {
-                return Optional.empty();
-            }
-            CompletableFuture<Boolean> flushed = new CompletableFuture<>();
-            awaitingFlush.put(nextOffset - 1, flushed);
             if (!open) {
-                flushed.complete(false);
+                flushed.ifPresent(answer -> answer.complete(false));
             }
-            return Optional.of(flushed);
+            return flushed;
         } finally {
             admitting.unlock();
         }
