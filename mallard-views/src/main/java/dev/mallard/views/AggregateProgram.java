@@ -32,8 +32,12 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
         Optional<String> having, Optional<String> copies) implements DeltaProgram {
     static final String COUNT = "mallard_count";
     private static final String DELTA = "mallard_group_delta";
-    /** The touched groups: keys, new state columns, the old ones prefixed with {@link #OLD}, and two flags. */
-    private static final String TOUCHED = "mallard_touched_groups";
+    /**
+     * The touched groups (temporary, per connection, one per view): keys, new state columns, the old ones prefixed
+     * with {@link #OLD}, and two flags. It stays until the view's next sync: a view applied in place reads its last
+     * change from it.
+     */
+    private static final String TOUCHED = "mallard_touched$";
     private static final String OLD = "mallard_old_";
     private static final String MATCHED = "mallard_matched";
     private static final String RECOMPUTE = "mallard_recompute";
@@ -56,6 +60,14 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
 
     String stateTable() {
         return stateTable(view);
+    }
+
+    private String touched() {
+        return touchedTable(view);
+    }
+
+    private static String touchedTable(String view) {
+        return "temp.main." + Sql.quote(TOUCHED + view);
     }
 
     static String stateTable(String view) {
@@ -83,6 +95,89 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
 
     @Override
     public void maintain(Connection connection, Set<TableName> changed) {
+        moveGroups(connection, changed);
+        // The touched groups' rows leave the view as they were and come back as they are.
+        Sql.update(connection, "INSERT INTO " + ViewTable.OUTPUT + " " + outputRows(oldGroups(), "-1") + "\nUNION ALL\n"
+                + outputRows(touched() + " AS g", "1"));
+        mergeState(connection);
+    }
+
+    /**
+     * Whether the view can take its change in place ({@link #maintainInPlace}): it holds one row per visible group
+     * (no EXCEPT ALL / INTERSECT ALL copies) and shows every group key as a column, so a group's row is found by its
+     * keys. Then no consolidation of a Z-set is needed: a touched group's old row is deleted by key and its new one
+     * inserted. A global aggregate's view holds at most its one row.
+     */
+    boolean appliesInPlace() {
+        if (copies.isPresent()) {
+            return false;
+        }
+        for (String key : keyColumns()) {
+            if (!outputs.contains(key)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Moves the state by the deltas and writes the touched groups' rows straight into the view table: deletes each
+     * touched group's old row found by its keys, inserts its new one. Returns the view rows deleted plus inserted.
+     * Only for a view that {@link #appliesInPlace}.
+     */
+    long maintainInPlace(Connection connection, Set<TableName> changed, ViewTable table) {
+        List<String> columns = table.columns();
+        moveGroups(connection, changed);
+        long deleted;
+        if (keyCount == 0) {
+            deleted = Sql.update(connection, "DELETE FROM " + table.relation());
+        } else {
+            // Plain equality lets DuckDB skip the view's row groups that cannot hold a touched key; groups with a NULL key
+            // (rare) take a second, null-safe join whose build side is otherwise empty, so it reads nothing.
+            List<String> equal = new ArrayList<>();
+            List<String> nullSafe = new ArrayList<>();
+            List<String> someNull = new ArrayList<>();
+            for (int j = 0; j < keyCount; j++) {
+                String column = "v." + Sql.quote(columns.get(outputs.indexOf("k" + j)));
+                equal.add(column + " = o.k" + j);
+                nullSafe.add(column + " IS NOT DISTINCT FROM o.k" + j);
+                someNull.add("k" + j + " IS NULL");
+            }
+            String old = "SELECT " + String.join(", ", keyColumns()) + " FROM " + oldGroups() + " WHERE " + visible();
+            String view = table.relation() + " AS v";
+            deleted = Sql.update(connection, "DELETE FROM " + table.relation() + " WHERE rowid IN (SELECT v.rowid FROM " + view
+                    + " JOIN (" + old + ") AS o ON " + String.join(" AND ", equal) + "\nUNION ALL\nSELECT v.rowid FROM " + view
+                    + " JOIN (SELECT * FROM (" + old + ") AS n WHERE " + String.join(" OR ", someNull) + ") AS o ON "
+                    + String.join(" AND ", nullSafe) + ")");
+        }
+        long inserted = Sql.update(connection, "INSERT INTO " + table.relation() + " SELECT " + String.join(", ", outputs)
+                + " FROM " + touched() + " AS g WHERE " + visible());
+        mergeState(connection);
+        return deleted + inserted;
+    }
+
+    /**
+     * The last change this connection applied in place to the view, consolidated, as {@code dbsp_changes} shows it;
+     * empty when the view's touched groups are not kept (no in-place sync of it since it was built or refreshed).
+     */
+    Optional<String> inPlaceChangesQuery(Connection connection, List<String> columns) {
+        if (Sql.strings(connection, "SELECT 1 FROM duckdb_tables() WHERE temporary AND table_name = ?", TOUCHED + view).isEmpty()) {
+            return Optional.empty();
+        }
+        List<String> named = new ArrayList<>();
+        for (int i = 0; i < columns.size(); i++) {
+            named.add(outputs.get(i) + " AS " + Sql.quote(columns.get(i)));
+        }
+        String w = Source.WEIGHT;
+        String list = columns.stream().map(Sql::quote).collect(Collectors.joining(", "));
+        String rows = "SELECT " + String.join(", ", named) + ", -1 AS " + w + " FROM " + oldGroups() + " WHERE " + visible()
+                + "\nUNION ALL\nSELECT " + String.join(", ", named) + ", 1 AS " + w + " FROM " + touched() + " AS g WHERE " + visible();
+        return Optional.of("SELECT " + list + ", CAST(sum(" + w + ") AS INTEGER) AS weight FROM (" + rows + ") AS c GROUP BY "
+                + list + " HAVING sum(" + w + ") <> 0");
+    }
+
+    /** Groups the deltas, joins them with the state into the touched groups' table, recomputes extremes that need it. */
+    private void moveGroups(Connection connection, Set<TableName> changed) {
         String rows = Branch.delta(inputs, changed);
         String groups = grouped(rows, false);
         if (!distinctSlots().isEmpty()) {
@@ -96,16 +191,22 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
         }
         // One join of the group delta with the state gives every touched group's old and new state.
         String join = keyCount == 0 ? ", " + stateTable() + " AS g" : " LEFT JOIN " + stateTable() + " AS g ON " + match("g", "d");
-        Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + TOUCHED + " AS SELECT " + touchedColumns() + " FROM (" + groups
+        Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + touched() + " AS SELECT " + touchedColumns() + " FROM (" + groups
                 + ") AS d" + join);
         recomputeExtremes(connection);
-        // The touched groups' rows leave the view as they were and come back as they are.
-        Sql.update(connection, "INSERT INTO " + ViewTable.OUTPUT + " " + outputRows("(SELECT " + oldState() + " FROM " + TOUCHED
-                + " WHERE " + MATCHED + ") AS g", "-1") + "\nUNION ALL\n" + outputRows(TOUCHED + " AS g", "1"));
+    }
+
+    /** The touched groups that existed before, with their old state under the state's column names, aliased g. */
+    private String oldGroups() {
+        return "(SELECT " + oldState() + " FROM " + touched() + " WHERE " + MATCHED + ") AS g";
+    }
+
+    /** Writes the touched groups' new state into the state table. */
+    private void mergeState(Connection connection) {
         if (keyCount == 0) {
-            Sql.update(connection, "UPDATE " + stateTable() + " AS g SET " + assigned() + " FROM " + TOUCHED + " AS t");
+            Sql.update(connection, "UPDATE " + stateTable() + " AS g SET " + assigned() + " FROM " + touched() + " AS t");
         } else {
-            Sql.update(connection, "MERGE INTO " + stateTable() + " AS g USING " + TOUCHED + " AS t ON (" + match("g", "t") + ") "
+            Sql.update(connection, "MERGE INTO " + stateTable() + " AS g USING " + touched() + " AS t ON (" + match("g", "t") + ") "
                     + "WHEN MATCHED AND t." + COUNT + " = 0 THEN DELETE "
                     + "WHEN MATCHED THEN UPDATE SET " + assigned() + " "
                     + "WHEN NOT MATCHED AND t." + COUNT + " <> 0 THEN INSERT (" + String.join(", ", stateColumns())
@@ -121,6 +222,7 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
     /** Drops the view's state tables, whatever program made them. */
     static void dropState(Connection connection, String view) {
         Sql.update(connection, "DROP TABLE IF EXISTS " + stateTable(view));
+        Sql.update(connection, "DROP TABLE IF EXISTS " + touchedTable(view));
         for (String table : Sql.strings(connection, "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() "
                 + "AND schema_name = ? AND starts_with(lower(table_name), lower(?))", TableName.VIEWS_SCHEMA, "state$" + view + "$")) {
             Sql.update(connection, "DROP TABLE IF EXISTS " + TableName.VIEWS_SCHEMA + "." + Sql.quote(table));
@@ -287,25 +389,28 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
      */
     private void recomputeExtremes(Connection connection) {
         List<AggregateSlot> extremes = slots.stream().filter(AggregateSlot::isExtreme).toList();
-        if (extremes.isEmpty() || Sql.count(connection, "SELECT count(*) FROM " + TOUCHED + " WHERE " + RECOMPUTE) == 0) {
+        if (extremes.isEmpty() || Sql.count(connection, "SELECT count(*) FROM " + touched() + " WHERE " + RECOMPUTE) == 0) {
             return;
         }
         List<String> columns = new ArrayList<>(keyColumns());
         extremes.forEach(s -> columns.add(s.extremeFunction() + "(" + s.argumentColumn() + ") AS " + s.extreme()));
-        String needed = "EXISTS (SELECT 1 FROM " + TOUCHED + " AS t WHERE t." + RECOMPUTE + " AND " + match("src", "t") + ")";
+        String needed = "EXISTS (SELECT 1 FROM " + touched() + " AS t WHERE t." + RECOMPUTE + " AND " + match("src", "t") + ")";
         String recomputed = "SELECT " + String.join(", ", columns) + " FROM (" + Branch.current(inputs)
                 + ") AS src WHERE " + needed + (keyCount == 0 ? "" : " GROUP BY " + String.join(", ", keyColumns()));
         String sets = extremes.stream().map(s -> s.extreme() + " = r." + s.extreme()).collect(Collectors.joining(", "));
-        Sql.update(connection, "UPDATE " + TOUCHED + " AS t SET " + sets + " FROM (" + recomputed + ") AS r WHERE "
+        Sql.update(connection, "UPDATE " + touched() + " AS t SET " + sets + " FROM (" + recomputed + ") AS r WHERE "
                 + match("t", "r") + " AND t." + RECOMPUTE);
+    }
+
+    /** Whether a group's row is in the view, in terms of the state columns (EXCEPT ALL copies aside). */
+    private String visible() {
+        String visible = keyCount == 0 ? "TRUE" : COUNT + " > 0";
+        return having.isPresent() ? visible + " AND (" + having.get() + ")" : visible;
     }
 
     /** The output rows of the groups in {@code from} that are visible, with a weight. */
     private String outputRows(String from, String weight) {
-        String visible = keyCount == 0 ? "TRUE" : COUNT + " > 0";
-        if (having.isPresent()) {
-            visible = visible + " AND (" + having.get() + ")";
-        }
+        String visible = visible();
         String weighted = weight;
         if (copies.isPresent()) {
             visible = visible + " AND (" + copies.get() + ") > 0";

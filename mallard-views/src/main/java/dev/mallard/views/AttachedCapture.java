@@ -74,6 +74,9 @@ final class AttachedCapture {
 
     /** Removes the triggers and capture logs of the tables that are not tracked (after all). */
     void close(Collection<TableName> tables) {
+        if (tables.isEmpty()) {
+            return; // After every sync: reading the tracked set would cost a statement.
+        }
         Set<TableName> tracked = registry.tracked();
         for (TableName table : tables) {
             if (!tracked.contains(table)) {

@@ -332,9 +332,7 @@ public final class MaterializedViews implements AutoCloseable {
         program.initialize(connection);
         table.apply(connection);
         // Runs the delta program once over the empty logs, so SQL it cannot run fails here and not in a sync.
-        table.prepareOutput(connection);
-        program.maintain(connection, Set.copyOf(program.tables()));
-        table.apply(connection);
+        maintain(program, table, Set.copyOf(program.tables()));
         table.dropScratch(connection);
         checkFilled(name, query);
         registry.add(name, query);
@@ -630,10 +628,8 @@ public final class MaterializedViews implements AutoCloseable {
             if (touched.isEmpty() || rebuilt.contains(key(view.name()))) {
                 continue;
             }
-            view.table().prepareOutput(connection);
-            view.program().maintain(connection, touched);
             // The scratch tables stay (temporary, this connection's): the next view replaces them.
-            long applied = view.table().apply(connection);
+            long applied = maintain(view.program(), view.table(), touched);
             rows += applied;
             TableName own = new TableName(schema, view.name());
             if (applied > 0 && trackedTables.contains(own)) {
@@ -649,6 +645,20 @@ public final class MaterializedViews implements AutoCloseable {
         viewRowsChanged += rows;
         LOG.debug("views synced captured_rows={} view_rows_changed={}", captured, rows);
         return rows;
+    }
+
+    /**
+     * Moves a view by the deltas of the changed tables: in place when its program can find a changed row by its
+     * keys, else through a Z-set of changes that the view table consolidates and applies. Returns the view rows
+     * deleted plus inserted.
+     */
+    private long maintain(DeltaProgram program, ViewTable table, Set<TableName> changed) {
+        if (program instanceof AggregateProgram aggregate && aggregate.appliesInPlace()) {
+            return aggregate.maintainInPlace(connection, changed, table);
+        }
+        table.prepareOutput(connection);
+        program.maintain(connection, changed);
+        return table.apply(connection);
     }
 
     /**
@@ -708,7 +718,9 @@ public final class MaterializedViews implements AutoCloseable {
         try {
             Statement statement = connection.createStatement();
             statement.closeOnCompletion();
-            return statement.executeQuery(view.table().changesQuery(connection));
+            Optional<String> inPlace = view.program() instanceof AggregateProgram aggregate && aggregate.appliesInPlace()
+                    ? aggregate.inPlaceChangesQuery(connection, view.table().columns()) : Optional.empty();
+            return statement.executeQuery(inPlace.orElseGet(() -> view.table().changesQuery(connection)));
         } catch (SQLException e) {
             throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "reading the changes of " + name + " failed: "
                     + e.getMessage(), e);

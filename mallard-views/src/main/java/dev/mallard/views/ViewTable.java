@@ -35,6 +35,11 @@ final class ViewTable {
         return relation;
     }
 
+    /** The view's columns, in the order of its program's outputs. */
+    List<String> columns() {
+        return columns;
+    }
+
     /**
      * The view's last applied change: its columns and {@code weight} (+k rows inserted, -k deleted), or no rows
      * when nothing was applied since this connection attached.
