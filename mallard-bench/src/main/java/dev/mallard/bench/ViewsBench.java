@@ -122,6 +122,8 @@ final class ViewsBench implements Callable<Integer> {
                 }
                 double refreshMs = percentile(refresh, 0.5);
                 queryMs = queryMillis(sql, shape.sql());
+                // The floor of every sync: one that finds nothing captured (begin, read the counts, commit).
+                report(shape, "sync_nothing_captured", rows, idleSyncs(views), Double.NaN, Double.NaN, refreshMs);
                 for (int w = 0; w < workloads.size(); w++) {
                     Timings timings = commits(sql, views, workloads.get(w), rows, random);
                     double p50 = percentile(timings.millis(), 0.5);
@@ -172,6 +174,18 @@ final class ViewsBench implements Callable<Integer> {
             if (views != null) {
                 views.sync();
             }
+            millis[i] = millisSince(start);
+        }
+        return new Timings(millis, ProcessCpu.between(cpuStart, ProcessCpu.selfNanos()) / 1e6 / commits);
+    }
+
+    /** {@code --commits} syncs with nothing captured since the last one. */
+    private Timings idleSyncs(MaterializedViews views) {
+        double[] millis = new double[commits];
+        long cpuStart = ProcessCpu.selfNanos();
+        for (int i = 0; i < commits; i++) {
+            long start = System.nanoTime();
+            views.sync();
             millis[i] = millisSince(start);
         }
         return new Timings(millis, ProcessCpu.between(cpuStart, ProcessCpu.selfNanos()) / 1e6 / commits);
@@ -261,7 +275,9 @@ final class ViewsBench implements Callable<Integer> {
             if (!Double.isNaN(writeMs)) {
                 row.put("write_only_p50_ms", round(writeMs));
             }
-            row.put("changed_rows_per_s", Math.round(rowsPerSecond));
+            if (!Double.isNaN(rowsPerSecond)) {
+                row.put("changed_rows_per_s", Math.round(rowsPerSecond));
+            }
             row.put("refresh_ms", round(refreshMs));
             row.put("refresh_over_p50", round(refreshMs / p50));
             row.put("query_ms", round(queryMs));
@@ -269,8 +285,9 @@ final class ViewsBench implements Callable<Integer> {
             out.println(mapper.writeValueAsString(row));
         } else {
             String name = shape.issue().isEmpty() ? shape.name() : "(" + shape.issue() + ") " + shape.name();
-            out.printf("%-26s %-21s %9d %8.2f %8.2f %8.2f %8s %12.0f %11.1f %8.2f %9.1f %8.2f%n", name, workload, rows, p50, p99,
-                    timings.cpuMillis(), Double.isNaN(writeMs) ? "" : String.format("%.2f", writeMs), rowsPerSecond, refreshMs,
+            out.printf("%-26s %-21s %9d %8.2f %8.2f %8.2f %8s %12s %11.1f %8.2f %9.1f %8.2f%n", name, workload, rows, p50, p99,
+                    timings.cpuMillis(), Double.isNaN(writeMs) ? "" : String.format("%.2f", writeMs),
+                    Double.isNaN(rowsPerSecond) ? "" : String.format("%.0f", rowsPerSecond), refreshMs,
                     refreshMs / p50, queryMs, queryMs / p50);
         }
         out.flush();

@@ -161,7 +161,7 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
      * empty when the view's touched groups are not kept (no in-place sync of it since it was built or refreshed).
      */
     Optional<String> inPlaceChangesQuery(Connection connection, List<String> columns) {
-        if (Sql.strings(connection, "SELECT 1 FROM duckdb_tables() WHERE temporary AND table_name = ?", TOUCHED + view).isEmpty()) {
+        if (!Sql.temporaryTableExists(connection, TOUCHED + view)) {
             return Optional.empty();
         }
         List<String> named = new ArrayList<>();

@@ -74,6 +74,11 @@ final class Sql {
         return String.join(", ", columns);
     }
 
+    /** Whether this connection has a temporary table of that (unquoted) name. */
+    static boolean temporaryTableExists(Connection connection, String name) {
+        return !strings(connection, "SELECT 1 FROM duckdb_tables() WHERE temporary AND table_name = ?", name).isEmpty();
+    }
+
     static long count(Connection connection, String sql) {
         List<String> values = strings(connection, sql);
         return values.isEmpty() || values.get(0) == null ? 0 : Long.parseLong(values.get(0));

@@ -45,8 +45,7 @@ final class ViewTable {
      * when nothing was applied since this connection attached.
      */
     String changesQuery(Connection connection) {
-        boolean kept = !Sql.strings(connection, "SELECT 1 FROM duckdb_tables() WHERE temporary AND table_name = ?",
-                "mallard_changes$" + view).isEmpty();
+        boolean kept = Sql.temporaryTableExists(connection, "mallard_changes$" + view);
         String source = kept ? net : "(SELECT *, 0::INTEGER AS " + Source.WEIGHT + " FROM " + relation + " LIMIT 0)";
         return "SELECT * EXCLUDE (" + Source.WEIGHT + "), " + Source.WEIGHT + " AS weight FROM " + source + " AS c";
     }
