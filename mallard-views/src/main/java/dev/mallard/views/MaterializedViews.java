@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -48,6 +49,9 @@ public final class MaterializedViews implements AutoCloseable {
     private final Map<String, MaintainedView> views = new LinkedHashMap<>();
     private final Map<String, String> broken = new LinkedHashMap<>();
     private long generation = -1;
+    /** The poll of the last sync, prepared once per set of tracked tables (it reads only the views' own tables). */
+    private PreparedStatement pollStatement;
+    private String pollSql;
     /** The catalog's tracked tables, as of {@link #generation}. */
     private Set<TableName> trackedTables = Set.of();
     /** The databases attached when the views were last compiled (lower case): one missing breaks its views. */
@@ -580,6 +584,10 @@ public final class MaterializedViews implements AutoCloseable {
                 && System.nanoTime() - lastReconcileNanos >= reconcileInterval.toNanos()) {
             reconcile();
         }
+        if (!attachedTracked && nothingCaptured()) {
+            syncs++;
+            return 0;
+        }
         long[] changed = new long[1];
         long deltaSyncsBefore = deltaSyncs;
         transaction(() -> changed[0] = syncInTransaction());
@@ -662,20 +670,70 @@ public final class MaterializedViews implements AutoCloseable {
     }
 
     /**
-     * The catalog's generation, then each table's count of captured rows not yet applied: one statement, since a
-     * sync with nothing to do should cost little more than a round trip.
+     * Whether a sync would find nothing to do: the catalog is as this attachment compiled it and no delta log holds
+     * a row, read outside a transaction. A sync follows the commit of the write it serves, so that write's rows are
+     * seen; rows committed later are their own writer's to sync. Never for attached tables, whose rows wait in their
+     * own database's capture log until a sync copies them.
+     */
+    private boolean nothingCaptured() {
+        long[] pending = poll(List.copyOf(trackedTables));
+        if (pending[0] != generation) {
+            return false;
+        }
+        for (int i = 1; i < pending.length; i++) {
+            if (pending[i] != 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * The catalog's generation, then each table's count of captured rows not yet applied: one statement, prepared
+     * once for the tracked tables, since a sync with nothing to do should cost little more than a round trip.
      */
     private long[] poll(List<TableName> tables) {
         StringBuilder sql = new StringBuilder("SELECT concat_ws(',', (" + ViewRegistry.generationQuery() + ")");
         for (TableName table : tables) {
             sql.append(", (").append(ChangeCapture.pendingQuery(table)).append(")");
         }
-        String[] values = Sql.strings(connection, sql.append(")").toString()).get(0).split(",");
+        String[] values = pollResult(sql.append(")").toString()).split(",");
         long[] numbers = new long[values.length];
         for (int i = 0; i < values.length; i++) {
             numbers[i] = Long.parseLong(values[i]);
         }
         return numbers;
+    }
+
+    private String pollResult(String sql) {
+        try {
+            if (!sql.equals(pollSql)) {
+                closePoll();
+                pollStatement = connection.prepareStatement(sql);
+                pollSql = sql;
+            }
+            try (ResultSet row = pollStatement.executeQuery()) {
+                row.next();
+                return row.getString(1);
+            }
+        } catch (SQLException e) {
+            closePoll();
+            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "DuckDB failed reading the views' pending changes: "
+                    + e.getMessage(), e);
+        }
+    }
+
+    private void closePoll() {
+        PreparedStatement statement = pollStatement;
+        pollStatement = null;
+        pollSql = null;
+        if (statement != null) {
+            try {
+                statement.close();
+            } catch (SQLException e) {
+                LOG.debug("closing the views' poll failed reason={}", e.getMessage());
+            }
+        }
     }
 
     /** The schema views live in: the current schema of the views' own connection, which nothing else uses. */
@@ -766,6 +824,7 @@ public final class MaterializedViews implements AutoCloseable {
 
     @Override
     public void close() {
+        closePoll();
         try {
             connection.close();
         } catch (SQLException e) {
