@@ -48,7 +48,8 @@ final class ViewsBench implements Callable<Integer> {
                     + "JOIN labels l ON d.region = l.region"),
             new Shape("", "three_way_join_aggregate", "SELECT l.label, count(*) AS n, sum(f.x) AS total FROM facts f "
                     + "JOIN dims d ON f.g = d.g JOIN labels l ON d.region = l.region GROUP BY l.label"),
-            new Shape("", "filtered_projection", "SELECT id, g, x * 2 AS doubled FROM facts WHERE x % 10 = 0"));
+            new Shape("", "filtered_projection", "SELECT id, g, x * 2 AS doubled FROM facts WHERE x % 10 = 0"),
+            new Shape("", "many_groups", "SELECT id // 10 AS k, sum(x) AS total, count(*) AS n FROM facts GROUP BY id // 10"));
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;

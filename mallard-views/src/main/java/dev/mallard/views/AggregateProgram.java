@@ -190,9 +190,18 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
             groups = "SELECT * FROM " + DELTA;
         }
         // One join of the group delta with the state gives every touched group's old and new state.
-        String join = keyCount == 0 ? ", " + stateTable() + " AS g" : " LEFT JOIN " + stateTable() + " AS g ON " + match("g", "d");
-        Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + touched() + " AS SELECT " + touchedColumns() + " FROM (" + groups
-                + ") AS d" + join);
+        String select;
+        if (keyCount == 0) {
+            select = "SELECT " + touchedColumns() + " FROM (" + groups + ") AS d, " + stateTable() + " AS g";
+        } else {
+            // Plain equality lets DuckDB skip the state's row groups that cannot hold a touched key (a state of a
+            // million groups is otherwise read whole); groups with a NULL key take a null-safe join of their own.
+            String join = " LEFT JOIN " + stateTable() + " AS g ON ";
+            select = "WITH mallard_d AS MATERIALIZED (" + groups + ")\nSELECT " + touchedColumns() + " FROM (SELECT * FROM mallard_d WHERE NOT ("
+                    + someKeyNull("mallard_d") + ")) AS d" + join + equal("g", "d") + "\nUNION ALL\nSELECT " + touchedColumns()
+                    + " FROM (SELECT * FROM mallard_d WHERE " + someKeyNull("mallard_d") + ") AS d" + join + match("g", "d");
+        }
+        Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + touched() + " AS " + select);
         recomputeExtremes(connection);
     }
 
@@ -206,11 +215,17 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
         if (keyCount == 0) {
             Sql.update(connection, "UPDATE " + stateTable() + " AS g SET " + assigned() + " FROM " + touched() + " AS t");
         } else {
-            Sql.update(connection, "MERGE INTO " + stateTable() + " AS g USING " + touched() + " AS t ON (" + match("g", "t") + ") "
-                    + "WHEN MATCHED AND t." + COUNT + " = 0 THEN DELETE "
+            // As for the touched groups: plain equality for the keys without NULLs, a second MERGE only when a touched
+            // group has a NULL key.
+            String actions = " WHEN MATCHED AND t." + COUNT + " = 0 THEN DELETE "
                     + "WHEN MATCHED THEN UPDATE SET " + assigned() + " "
                     + "WHEN NOT MATCHED AND t." + COUNT + " <> 0 THEN INSERT (" + String.join(", ", stateColumns())
-                    + ") VALUES (" + stateColumns().stream().map(c -> "t." + c).collect(Collectors.joining(", ")) + ")");
+                    + ") VALUES (" + stateColumns().stream().map(c -> "t." + c).collect(Collectors.joining(", ")) + ")";
+            String merge = "MERGE INTO " + stateTable() + " AS g USING (SELECT * FROM " + touched() + " AS t WHERE ";
+            Sql.update(connection, merge + "NOT (" + someKeyNull("t") + ")) AS t ON (" + equal("g", "t") + ")" + actions);
+            if (Sql.count(connection, "SELECT count(*) FROM " + touched() + " AS t WHERE " + someKeyNull("t")) > 0) {
+                Sql.update(connection, merge + someKeyNull("t") + ") AS t ON (" + match("g", "t") + ")" + actions);
+            }
         }
     }
 
@@ -417,6 +432,20 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
             weighted = "CAST(" + weight + " * (" + copies.get() + ") AS INTEGER)";
         }
         return "SELECT " + String.join(", ", outputs) + ", " + weighted + " FROM " + from + " WHERE " + visible;
+    }
+
+    /** The keys of {@code left} and {@code right} are equal, none NULL (a condition DuckDB pushes into a scan). */
+    private String equal(String left, String right) {
+        List<String> terms = new ArrayList<>();
+        for (String key : keyColumns()) {
+            terms.add(left + "." + key + " = " + right + "." + key);
+        }
+        return String.join(" AND ", terms);
+    }
+
+    /** Some key of {@code alias} is NULL. */
+    private String someKeyNull(String alias) {
+        return keyColumns().stream().map(k -> alias + "." + k + " IS NULL").collect(Collectors.joining(" OR "));
     }
 
     private String match(String left, String right) {
