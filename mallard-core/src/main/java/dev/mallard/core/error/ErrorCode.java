@@ -57,6 +57,8 @@ public enum ErrorCode {
             "The server's access mode refuses the statement, such as anything but a query on a READ_ONLY server."),
     USER_SESSIONS_EXHAUSTED("user.server.too_many_sessions", ExitCode.USER_FAULT,
             "The server holds as many sessions as max_sessions (or max_sessions_per_user for this user) allows; close some or wait for idle ones to close."),
+    USER_PREPARED_STATEMENT_CLOSED("user.server.prepared_statement_closed", ExitCode.USER_FAULT,
+            "A prepared statement handle names a statement its session no longer holds: the client closed it, or the session held more than max_prepared_statements_per_session and closed the least recently used; prepare it again."),
     USER_REQUEST_TOO_LARGE("user.http.body_too_large", ExitCode.USER_FAULT,
             "An HTTP request body is larger than the server's http.max_body_bytes."),
     USER_ARGUMENT_INVALID("user.cli.argument_invalid", ExitCode.USAGE,

@@ -37,12 +37,15 @@ public record ServerConfig(
     public static final int DEFAULT_TOKEN_EXPIRY_MINUTES = 720;
     public static final int DEFAULT_FETCH_SIZE = 16_384;
 
-    /** How long an unused session lives, and how many may be open in total and per user. */
-    public record SessionLimits(int idleMinutes, int maxSessions, int maxSessionsPerUser) {
-        public static final SessionLimits DEFAULT = new SessionLimits(30, 512, 128);
+    /**
+     * How long an unused session lives, how many may be open in total and per user, and how many prepared statements
+     * one session holds at most (past it the least recently used one not in use is closed).
+     */
+    public record SessionLimits(int idleMinutes, int maxSessions, int maxSessionsPerUser, int maxPreparedStatements) {
+        public static final SessionLimits DEFAULT = new SessionLimits(30, 512, 128, 256);
 
         public SessionLimits {
-            if (idleMinutes <= 0 || maxSessions <= 0 || maxSessionsPerUser <= 0) {
+            if (idleMinutes <= 0 || maxSessions <= 0 || maxSessionsPerUser <= 0 || maxPreparedStatements <= 0) {
                 throw new IllegalArgumentException("session limits must be positive");
             }
         }

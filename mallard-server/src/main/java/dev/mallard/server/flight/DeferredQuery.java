@@ -17,17 +17,41 @@ import org.apache.arrow.flight.CancelStatus;
 final class DeferredQuery implements AutoCloseable {
     private enum State { WAITING, RUNNING, DONE }
 
+    private final String preparedHandle;
     private final PreparedQuery prepared;
     private final List<Object> parameters;
     private final QueryOptions options;
     private final AtomicReference<State> state = new AtomicReference<>(State.WAITING);
     private volatile boolean cancelled;
 
-    DeferredQuery(PreparedQuery prepared, List<Object> parameters, QueryOptions options) {
+    /** The prepared statement's DoGet holds it while it runs and streams, so that the session's cap does not close it. */
+    @FunctionalInterface
+    interface Hold extends AutoCloseable {
+        @Override
+        void close();
+    }
+
+    private DeferredQuery(String preparedHandle, PreparedQuery prepared, List<Object> parameters, QueryOptions options) {
+        this.preparedHandle = requireNonNull(preparedHandle, "preparedHandle is null");
         this.prepared = requireNonNull(prepared, "prepared is null");
         // A parameter may be NULL, which List.copyOf refuses.
         this.parameters = java.util.Collections.unmodifiableList(new java.util.ArrayList<>(requireNonNull(parameters, "parameters is null")));
         this.options = requireNonNull(options, "options is null");
+    }
+
+    /** A query of a client's prepared statement, kept in the session under {@code preparedHandle}. */
+    static DeferredQuery ofPrepared(String preparedHandle, PreparedQuery prepared, List<Object> parameters, QueryOptions options) {
+        return new DeferredQuery(preparedHandle, prepared, parameters, options);
+    }
+
+    /**
+     * Holds the prepared statement for the DoGet that runs the query.
+     *
+     * @throws dev.mallard.core.error.MallardException {@code user.server.prepared_statement_closed} when the session no
+     *     longer holds it (the client closed it, or the session's cap did after the FlightInfo was answered)
+     */
+    Hold hold(Session session) {
+        return session.leasePrepared(preparedHandle, PreparedQuery.class)::close;
     }
 
     PreparedQuery prepared() {

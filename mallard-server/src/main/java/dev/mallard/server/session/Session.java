@@ -13,6 +13,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Clock;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -32,6 +33,9 @@ import org.duckdb.DuckDBConnection;
  * holds the session's lock. Prepared statements and results not yet fetched live here until closed or fetched.
  */
 public final class Session implements AutoCloseable {
+    /** The configuration key that caps a session's prepared statements, named in errors. */
+    public static final String MAX_PREPARED_STATEMENTS_KEY = "max_prepared_statements_per_session";
+
     private final String id;
     private final String username;
     private final Instant tokenExpiresAt;
@@ -44,6 +48,7 @@ public final class Session implements AutoCloseable {
     private final ReentrantLock lock = new ReentrantLock();
     private final Map<String, Object> handles = new ConcurrentHashMap<>();
     private final Map<String, Object> derived = new ConcurrentHashMap<>();
+    private final PreparedStatements prepared;
     private volatile Instant lastUsed;
     private volatile Statement running;
     private volatile Optional<String> runningId = Optional.empty();
@@ -51,7 +56,7 @@ public final class Session implements AutoCloseable {
     private volatile boolean closed;
 
     Session(String id, String username, Instant tokenExpiresAt, DuckDBConnection connection, BufferAllocator allocator,
-            ScheduledExecutorService timer, Clock clock, ServedViews views) {
+            ScheduledExecutorService timer, Clock clock, ServedViews views, int maxPreparedStatements) {
         this.id = requireNonNull(id, "id is null");
         this.username = requireNonNull(username, "username is null");
         this.tokenExpiresAt = requireNonNull(tokenExpiresAt, "tokenExpiresAt is null");
@@ -60,6 +65,7 @@ public final class Session implements AutoCloseable {
         this.timer = requireNonNull(timer, "timer is null");
         this.clock = requireNonNull(clock, "clock is null");
         this.views = requireNonNull(views, "views is null");
+        this.prepared = new PreparedStatements(maxPreparedStatements);
         this.lastUsed = clock.instant();
     }
 
@@ -268,6 +274,110 @@ public final class Session implements AutoCloseable {
         return found;
     }
 
+    /**
+     * Keeps a prepared statement under a handle until the client closes it, the session closes, or the session holds
+     * more than its {@code max_prepared_statements_per_session} and this one is the least recently used not in use.
+     */
+    public void keepPrepared(String handle, AutoCloseable statement) {
+        prepared.add(handle, statement);
+        touch();
+        closeAll(prepared.overflow());
+    }
+
+    /**
+     * The prepared statement under a handle, now the most recently used.
+     *
+     * @throws MallardException {@code user.server.prepared_statement_closed} when the session does not hold it
+     */
+    public <T> T findPrepared(String handle, Class<T> type) {
+        touch();
+        return prepared.find(handle).filter(type::isInstance).map(type::cast).orElseThrow(() -> preparedGone(handle));
+    }
+
+    /**
+     * The prepared statement under a handle, held for a call that executes it or streams its result: until the lease
+     * is closed it is not closed to keep within the session's cap (a statement the client closes meanwhile is closed
+     * when the lease ends).
+     *
+     * @throws MallardException {@code user.server.prepared_statement_closed} when the session does not hold it
+     */
+    public <T> Lease<T> leasePrepared(String handle, Class<T> type) {
+        touch();
+        Object value = prepared.lease(handle).orElseThrow(() -> preparedGone(handle));
+        if (!type.isInstance(value)) {
+            prepared.release(handle);
+            throw preparedGone(handle);
+        }
+        return new Lease<>(handle, type.cast(value));
+    }
+
+    /** Closes the prepared statement under a handle now, or when the call using it ends; nothing when unknown. */
+    public void closePrepared(String handle) {
+        prepared.remove(handle).ifPresent(statement -> closeAll(List.of(statement)));
+    }
+
+    /** How many prepared statements the session holds now. */
+    int preparedStatementCount() {
+        return prepared.size();
+    }
+
+    /** A prepared statement held for one call; closing ends the hold. */
+    public final class Lease<T> implements AutoCloseable {
+        private final String handle;
+        private final T value;
+        private boolean released;
+
+        private Lease(String handle, T value) {
+            this.handle = handle;
+            this.value = value;
+        }
+
+        public T value() {
+            return value;
+        }
+
+        @Override
+        public void close() {
+            if (released) {
+                return;
+            }
+            released = true;
+            List<AutoCloseable> toClose = new java.util.ArrayList<>();
+            prepared.release(handle).ifPresent(toClose::add);
+            toClose.addAll(prepared.overflow());
+            closeAll(toClose);
+        }
+    }
+
+    private MallardException preparedGone(String handle) {
+        int cap = prepared.capacity();
+        if (prepared.wasEvicted(handle)) {
+            return new MallardException(ErrorCode.USER_PREPARED_STATEMENT_CLOSED, "the prepared statement was closed because this session held more than "
+                    + cap + " prepared statements (the server's " + MAX_PREPARED_STATEMENTS_KEY + ") and it was the least recently used; prepare it "
+                    + "again, close prepared statements the client no longer uses, or raise " + MAX_PREPARED_STATEMENTS_KEY);
+        }
+        return new MallardException(ErrorCode.USER_PREPARED_STATEMENT_CLOSED, "no prepared statement under this handle in this session: the client "
+                + "closed it, or the session held more than " + cap + " (" + MAX_PREPARED_STATEMENTS_KEY + ") and closed it as the least recently "
+                + "used; prepare it again");
+    }
+
+    /** Closes prepared statements this session gave up, under its lock (another call may be using the connection). */
+    private void closeAll(List<AutoCloseable> statements) {
+        if (statements.isEmpty()) {
+            return;
+        }
+        withLock(() -> {
+            for (AutoCloseable statement : statements) {
+                try {
+                    statement.close();
+                } catch (Exception e) {
+                    // A statement that fails to close holds nothing more DuckDB could free; the connection's close frees the rest.
+                }
+            }
+            return null;
+        }, false);
+    }
+
     public void touch() {
         lastUsed = clock.instant();
     }
@@ -316,6 +426,13 @@ public final class Session implements AutoCloseable {
                 }
             }
             handles.clear();
+            for (AutoCloseable statement : prepared.clear()) {
+                try {
+                    statement.close();
+                } catch (Exception e) {
+                    // Closing the connection below frees what DuckDB holds for it.
+                }
+            }
             if (frontDoor != null) {
                 try {
                     frontDoor.close();

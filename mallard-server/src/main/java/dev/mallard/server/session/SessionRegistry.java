@@ -91,7 +91,7 @@ public final class SessionRegistry implements AutoCloseable {
             closeQuietly(connection);
             throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot prepare a DuckDB session: " + e.getMessage(), e);
         }
-        Session session = new Session(token.sessionId(), token.username(), token.expiresAt(), connection, engine.allocator(), timer, clock, views);
+        Session session = new Session(token.sessionId(), token.username(), token.expiresAt(), connection, engine.allocator(), timer, clock, views, limits.maxPreparedStatements());
         sessions.put(token.sessionId(), session);
         LOG.debug("session opened user={} open_sessions={}", token.username(), sessions.size());
         return session;
@@ -134,6 +134,11 @@ public final class SessionRegistry implements AutoCloseable {
     /** How many sessions have a statement executing in DuckDB now. */
     public long runningStatements() {
         return sessions.values().stream().filter(Session::isRunning).count();
+    }
+
+    /** The open sessions now. */
+    List<Session> openSessions() {
+        return List.copyOf(sessions.values());
     }
 
     public int size() {
