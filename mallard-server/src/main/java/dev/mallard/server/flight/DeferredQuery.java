@@ -31,8 +31,9 @@ final class DeferredQuery implements AutoCloseable {
         void close();
     }
 
+    /** @param preparedHandle the client's prepared statement's handle, or null for a statement query's own */
     private DeferredQuery(String preparedHandle, PreparedQuery prepared, List<Object> parameters, QueryOptions options) {
-        this.preparedHandle = requireNonNull(preparedHandle, "preparedHandle is null");
+        this.preparedHandle = preparedHandle;
         this.prepared = requireNonNull(prepared, "prepared is null");
         // A parameter may be NULL, which List.copyOf refuses.
         this.parameters = java.util.Collections.unmodifiableList(new java.util.ArrayList<>(requireNonNull(parameters, "parameters is null")));
@@ -45,12 +46,24 @@ final class DeferredQuery implements AutoCloseable {
     }
 
     /**
-     * Holds the prepared statement for the DoGet that runs the query.
+     * A {@code CommandStatementQuery}: prepared when its FlightInfo was asked for (so the info carries its schema), run
+     * in its DoGet like a prepared query so that a cancel can reach it while it runs. It owns its statement: the DoGet
+     * closes it, or the session when the ticket is never fetched.
+     */
+    static DeferredQuery ofStatement(PreparedQuery prepared, QueryOptions options) {
+        return new DeferredQuery(null, prepared, List.of(), options);
+    }
+
+    /**
+     * Holds the prepared statement for the DoGet that runs the query; a statement query's own is closed when the hold ends.
      *
      * @throws dev.mallard.core.error.MallardException {@code user.server.prepared_statement_closed} when the session no
      *     longer holds it (the client closed it, or the session's cap did after the FlightInfo was answered)
      */
     Hold hold(Session session) {
+        if (preparedHandle == null) {
+            return () -> session.release(prepared);
+        }
         return session.leasePrepared(preparedHandle, PreparedQuery.class)::close;
     }
 
@@ -99,7 +112,10 @@ final class DeferredQuery implements AutoCloseable {
     }
 
     @Override
-    public void close() {
-        // The prepared statement belongs to its own handle; nothing else is held.
+    public void close() throws java.sql.SQLException {
+        // A client's prepared statement belongs to its own handle; a statement query's own closes with it.
+        if (preparedHandle == null) {
+            prepared.close();
+        }
     }
 }

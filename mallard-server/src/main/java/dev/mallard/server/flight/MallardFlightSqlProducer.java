@@ -138,8 +138,24 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
     public FlightInfo getFlightInfoStatement(CommandStatementQuery command, CallContext context, FlightDescriptor descriptor) {
         return guarded(() -> {
             Session session = session(context);
-            policy.check(session, command.getQuery());
-            return pending(session, session.execute(command.getQuery(), options(context)), descriptor);
+            String sql = command.getQuery();
+            policy.check(session, sql);
+            if (ServedViews.mentions(sql)) {
+                return pending(session, session.execute(sql, options(context)), descriptor);
+            }
+            // Prepared now, so the info carries the schema; a query runs in its DoGet, where a cancel can reach it.
+            PreparedQuery prepared = prepare(session, sql, context);
+            if (!prepared.parameterSchema().getFields().isEmpty()) {
+                session.release(prepared);
+                throw new MallardException(ErrorCode.USER_SQL_INVALID, "a statement query takes no parameters, and this one has "
+                        + prepared.parameterSchema().getFields().size() + "; prepare it (ActionCreatePreparedStatement) and bind them");
+            }
+            if (prepared.datasetSchema().getFields().isEmpty()) {
+                return pending(session, session.executeOwned(prepared.statement(), options(context)), descriptor);
+            }
+            String handle = UUID.randomUUID().toString();
+            session.keep(handle, DeferredQuery.ofStatement(prepared, options(context)));
+            return new FlightInfo(prepared.datasetSchema(), descriptor, List.of(endpoint(handle)), -1, -1);
         });
     }
 
@@ -566,7 +582,8 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
         if (headers == null) {
             return QueryOptions.resolve(java.util.Optional.empty(), java.util.Optional.empty(), defaultFetchSize, maxTimeoutSeconds);
         }
-        return QueryOptions.resolve(headers.get(QueryOptions.FETCH_SIZE), headers.get(QueryOptions.QUERY_TIMEOUT), defaultFetchSize, maxTimeoutSeconds);
+        return QueryOptions.resolve(headers.get(QueryOptions.FETCH_SIZE), headers.get(QueryOptions.QUERY_TIMEOUT), defaultFetchSize, maxTimeoutSeconds)
+                .withQueryId(headers.get(QueryOptions.QUERY_ID));
     }
 
     private static PreparedQuery prepared(Session session, ByteString handle) {

@@ -164,6 +164,33 @@ public final class Session implements AutoCloseable {
         });
     }
 
+    /**
+     * Runs a prepared statement the caller hands over: a result stream that it answers closes the statement with
+     * itself; without rows, or failing, the statement is closed at once.
+     */
+    public Outcome executeOwned(PreparedStatement statement, QueryOptions options) {
+        return sql(connection -> {
+            try {
+                if (timed(statement, options, statement::execute)) {
+                    return new Outcome(Optional.of(stream(statement, statement.getResultSet(), true, options)), OptionalLong.empty());
+                }
+                long count = Math.max(0, statement.getLargeUpdateCount());
+                statement.close();
+                derived.clear();
+                views.afterWrite();
+                return new Outcome(Optional.empty(), OptionalLong.of(count));
+            } catch (SQLException | RuntimeException e) {
+                statement.close();
+                throw e;
+            }
+        });
+    }
+
+    /** Closes something made on this session's connection, under its lock; also after the session closed. */
+    public void release(AutoCloseable resource) {
+        closeAll(List.of(resource));
+    }
+
     /** A statement that returns rows; DuckDB computes (materialises) its result while executing. */
     @FunctionalInterface
     private interface Execution {
