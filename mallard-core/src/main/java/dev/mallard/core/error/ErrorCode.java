@@ -59,6 +59,8 @@ public enum ErrorCode {
             "The server holds as many sessions as max_sessions (or max_sessions_per_user for this user) allows; close some or wait for idle ones to close."),
     USER_PREPARED_STATEMENT_CLOSED("user.server.prepared_statement_closed", ExitCode.USER_FAULT,
             "A prepared statement handle names a statement its session no longer holds: the client closed it, or the session held more than max_prepared_statements_per_session and closed the least recently used; prepare it again."),
+    USER_SESSION_BUSY("user.server.session_busy", ExitCode.USER_FAULT,
+            "A statement came while its session was still sending an earlier streaming result its client had not read to the end; read or close that result first, or use another connection."),
     USER_REQUEST_TOO_LARGE("user.http.body_too_large", ExitCode.USER_FAULT,
             "An HTTP request body is larger than the server's http.max_body_bytes."),
     USER_ARGUMENT_INVALID("user.cli.argument_invalid", ExitCode.USAGE,

@@ -51,12 +51,15 @@ public final class Session implements AutoCloseable {
     private final PreparedStatements prepared;
     private volatile Instant lastUsed;
     private volatile Statement running;
+    /** Results not yet closed; with streaming results DuckDB computes them as they are read. */
+    private final java.util.Set<ResultStream> openResults = ConcurrentHashMap.newKeySet();
+    private final boolean streamResults;
     private volatile Optional<String> runningId = Optional.empty();
     private volatile boolean cancelRequested;
     private volatile boolean closed;
 
     Session(String id, String username, Instant tokenExpiresAt, DuckDBConnection connection, BufferAllocator allocator,
-            ScheduledExecutorService timer, Clock clock, ServedViews views, int maxPreparedStatements) {
+            ScheduledExecutorService timer, Clock clock, ServedViews views, int maxPreparedStatements, boolean streamResults) {
         this.id = requireNonNull(id, "id is null");
         this.username = requireNonNull(username, "username is null");
         this.tokenExpiresAt = requireNonNull(tokenExpiresAt, "tokenExpiresAt is null");
@@ -66,6 +69,7 @@ public final class Session implements AutoCloseable {
         this.clock = requireNonNull(clock, "clock is null");
         this.views = requireNonNull(views, "views is null");
         this.prepared = new PreparedStatements(maxPreparedStatements);
+        this.streamResults = streamResults;
         this.lastUsed = clock.instant();
     }
 
@@ -91,14 +95,62 @@ public final class Session implements AutoCloseable {
 
     /** Runs work on the connection under the session's lock. SQL errors become {@code user.sql.invalid}. */
     public <T> T sql(SqlWork<T> work) {
+        try {
+            return sqlOnce(work);
+        } catch (MallardException e) {
+            // A client that closes a result it did not read to the end and at once sends the next statement races the
+            // stream's thread, which closes the result when it hears of the cancel: wait for that, briefly, once.
+            if (e.errorCode() != ErrorCode.USER_SESSION_BUSY || lock.isHeldByCurrentThread() || !awaitResultsClosed(java.time.Duration.ofSeconds(2))) {
+                throw e;
+            }
+            return sqlOnce(work);
+        }
+    }
+
+    /**
+     * Waits until every result open now has closed, at most {@code patience}.
+     *
+     * @return whether they all closed
+     */
+    private boolean awaitResultsClosed(java.time.Duration patience) {
+        List<ResultStream> open = List.copyOf(openResults);
+        long deadline = System.nanoTime() + patience.toNanos();
+        synchronized (openResults) {
+            while (open.stream().anyMatch(openResults::contains)) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                try {
+                    openResults.wait(TimeUnit.NANOSECONDS.toMillis(left) + 1);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    private <T> T sqlOnce(SqlWork<T> work) {
         return withLock(() -> {
             try {
                 return work.run(connection);
             } catch (SQLException e) {
-                throw new MallardException(ErrorCode.USER_SQL_INVALID, e.getMessage() == null ? e.toString() : e.getMessage(), e);
+                String message = e.getMessage() == null ? e.toString() : e.getMessage();
+                if (message.contains(OPEN_RESULT)) {
+                    throw new MallardException(ErrorCode.USER_SESSION_BUSY, "this session is still sending an earlier result that its client has not "
+                            + "read to the end (a JDBC ResultSet, a DoGet or an HTTP response on the same connection or token), and DuckDB streams it "
+                            + "from the session's connection; read or close that result first, run this statement on another connection, or start "
+                            + "the server with stream_results: false", e);
+                }
+                throw new MallardException(ErrorCode.USER_SQL_INVALID, message, e);
             }
         });
     }
+
+    /** DuckDB's message when a statement starts while a streaming result of the same connection is open. */
+    private static final String OPEN_RESULT = "connection has an open result";
 
     /**
      * Runs one SQL text (several statements run in order; the last decides the outcome): its rows as a stream, or
@@ -140,7 +192,7 @@ public final class Session implements AutoCloseable {
             if (frontDoor == null) {
                 frontDoor = views.frontDoor(connection);
             }
-            ViewSql.Result result = frontDoor.execute(sql);
+            ViewSql.Result result = throughViews(connection, sql);
             Optional<java.sql.ResultSet> rows = result.rows();
             if (rows.isPresent()) {
                 return new Outcome(Optional.of(stream(rows.get().getStatement(), rows.get(), true, options)), OptionalLong.empty());
@@ -149,6 +201,31 @@ public final class Session implements AutoCloseable {
             derived.clear();
             return new Outcome(Optional.empty(), OptionalLong.of(Math.max(0, result.updateCount())));
         });
+    }
+
+    /**
+     * The views module runs several statements on the connection and reads results in between, which a streaming
+     * result would refuse: its statements run with materialised results.
+     */
+    private ViewSql.Result throughViews(DuckDBConnection connection, String sql) throws SQLException {
+        if (!streamResults) {
+            return frontDoor.execute(sql);
+        }
+        setStreaming(connection, false);
+        try {
+            return frontDoor.execute(sql);
+        } finally {
+            setStreaming(connection, true);
+        }
+    }
+
+    /** The DuckDB JDBC setting that makes this connection's queries answer streaming results. */
+    static final String STREAM_RESULTS_SETTING = "jdbc_stream_results";
+
+    static void setStreaming(java.sql.Connection connection, boolean on) throws SQLException {
+        try (Statement statement = connection.createStatement()) {
+            statement.execute("SET " + STREAM_RESULTS_SETTING + " = " + on);
+        }
     }
 
     /** Runs a prepared statement whose parameters are set; it stays open after the stream closes. */
@@ -210,12 +287,10 @@ public final class Session implements AutoCloseable {
             return execution.run();
         } catch (SQLException e) {
             if (fired.get()) {
-                throw new MallardException(ErrorCode.USER_SQL_TIMEOUT, "the statement ran longer than its timeout of "
-                        + options.timeout().get().toSeconds() + " s and was interrupted; narrow it, or raise " + QueryOptions.QUERY_TIMEOUT
-                        + " within the server's query_timeout_seconds", e);
+                throw timedOut(options, e);
             }
             if (cancelRequested) {
-                throw new MallardException(ErrorCode.USER_SQL_CANCELLED, "the statement was cancelled on request while it ran", e);
+                throw cancelled(e);
             }
             throw e;
         } finally {
@@ -224,9 +299,20 @@ public final class Session implements AutoCloseable {
         }
     }
 
+    static MallardException timedOut(QueryOptions options, Exception cause) {
+        return new MallardException(ErrorCode.USER_SQL_TIMEOUT, "the statement ran longer than its timeout of "
+                + options.timeout().orElseThrow().toSeconds() + " s and was interrupted; narrow it, or raise " + QueryOptions.QUERY_TIMEOUT
+                + " within the server's query_timeout_seconds", cause);
+    }
+
+    static MallardException cancelled(Exception cause) {
+        return new MallardException(ErrorCode.USER_SQL_CANCELLED, "the statement was cancelled on request while it ran", cause);
+    }
+
     /**
      * Interrupts the statement this session is running, if any, without waiting for the session's lock (the
-     * running statement holds it).
+     * running statement holds it). A result being read (with streaming results, DuckDB computes it as it is read)
+     * stops before its next batch.
      *
      * @return whether a statement was running
      */
@@ -240,18 +326,36 @@ public final class Session implements AutoCloseable {
      * @return whether the statement asked for was running
      */
     public boolean cancelRunning(Optional<String> queryId) {
+        boolean found = false;
+        for (ResultStream result : openResults) {
+            if (queryId.isEmpty() || queryId.equals(result.queryId())) {
+                result.cancel();
+                found = true;
+            }
+        }
         Statement statement = running;
         if (statement == null || queryId.isPresent() && !queryId.equals(runningId)) {
-            return false;
+            return found;
         }
         cancelRequested = true;
         interrupt(statement);
         return true;
     }
 
-    /** Whether a statement of this session is executing in DuckDB now (not: a result being streamed). */
+    /**
+     * Whether a statement of this session is executing in DuckDB now, or a result of it is open (being sent, or
+     * waiting for its DoGet): with streaming results DuckDB computes a result as it is read.
+     */
     public boolean isRunning() {
-        return running != null;
+        return running != null || !openResults.isEmpty();
+    }
+
+    /** Called once a result has closed in DuckDB. */
+    void closed(ResultStream result) {
+        synchronized (openResults) {
+            openResults.remove(result);
+            openResults.notifyAll();
+        }
     }
 
     private static void interrupt(Statement statement) {
@@ -263,7 +367,9 @@ public final class Session implements AutoCloseable {
     }
 
     private ResultStream stream(Statement statement, java.sql.ResultSet rs, boolean ownsStatement, QueryOptions options) {
-        return new ResultStream(this, statement, rs, ArrowExport.export(rs, allocator, options.fetchSize()), ownsStatement);
+        ResultStream result = new ResultStream(this, statement, rs, ArrowExport.export(rs, allocator, options.fetchSize()), ownsStatement, options);
+        openResults.add(result);
+        return result;
     }
 
     /** The outcome of a statement: rows, or a count of changed rows. */

@@ -51,6 +51,9 @@ class ServerConfigReaderTest {
         assertThat(config.flightPort()).isZero();
         assertThat(config.httpPort()).isEqualTo(ServerConfig.DEFAULT_HTTP_PORT);
         assertThat(config.sessionLimits().maxPreparedStatements()).isEqualTo(256);
+        assertThat(config.streamResults()).isTrue();
+        assertThat(reader.read(Optional.empty(), List.of("users.0.username=ada", "users.0.password=pw", "stream_results=false")).streamResults())
+                .isFalse();
     }
 
     @Test
