@@ -106,7 +106,9 @@ final class DeferredQuery implements AutoCloseable {
             return CancelStatus.CANCELLED;
         }
         if (state.get() == State.RUNNING) {
-            return session.cancelRunning() ? CancelStatus.CANCELLED : CancelStatus.CANCELLING;
+            // Executing: interrupted in DuckDB. Being sent (DuckDB computing a streaming result as it is read): the DoGet
+            // sees the cancel before its next batch.
+            return session.interruptExecuting() ? CancelStatus.CANCELLED : CancelStatus.CANCELLING;
         }
         return CancelStatus.NOT_CANCELLABLE;
     }

@@ -310,20 +310,27 @@ public final class Session implements AutoCloseable {
     }
 
     /**
-     * Interrupts the statement this session is running, if any, without waiting for the session's lock (the
-     * running statement holds it). A result being read (with streaming results, DuckDB computes it as it is read)
-     * stops before its next batch.
+     * Interrupts the statement executing in DuckDB now, if any, without waiting for the session's lock (the running
+     * statement holds it). A result being read is left alone: its reader stops it (a DoGet checks its own cancel).
      *
-     * @return whether a statement was running
+     * @return whether a statement was executing
      */
-    public boolean cancelRunning() {
-        return cancelRunning(Optional.empty());
+    public boolean interruptExecuting() {
+        Statement statement = running;
+        if (statement == null) {
+            return false;
+        }
+        cancelRequested = true;
+        interrupt(statement);
+        return true;
     }
 
     /**
-     * As {@link #cancelRunning()}, but with an id only the statement that was given that id ({@code x-dd-query-id}).
+     * Cancels what this session runs: interrupts the statement executing in DuckDB, and stops every result being
+     * read before its next batch (with streaming results DuckDB computes a result as it is read). With an id, only
+     * the statement and results that were given that id ({@code x-dd-query-id}).
      *
-     * @return whether the statement asked for was running
+     * @return whether anything asked for was running
      */
     public boolean cancelRunning(Optional<String> queryId) {
         boolean found = false;
