@@ -65,7 +65,7 @@ public final class MallardServer implements AutoCloseable {
         FlightSqlEndpoint flight = null;
         try {
             config.startupScript().ifPresent(script -> runStartupScript(engine, script));
-            sessions = new SessionRegistry(engine, config.sessionLimits(), Clock.systemUTC());
+            sessions = new SessionRegistry(engine, config.sessionLimits(), config.streamResults(), Clock.systemUTC());
             MallardFlightSqlProducer producer = new MallardFlightSqlProducer(sessions, policy, engine.allocator(), version(),
                     config.fetchSize(), config.queryTimeoutSeconds());
             flight = FlightSqlEndpoint.start(config.host(), config.flightPort(), config.tls(), producer, users, tokens, sessions, engine.allocator());

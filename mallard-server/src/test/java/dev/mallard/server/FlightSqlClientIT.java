@@ -123,15 +123,100 @@ class FlightSqlClientIT {
     }
 
     @Test
-    void cancelFlightInfoDropsAResultNotYetFetched() throws Exception {
+    void cancelFlightInfoInterruptsAStatementQueryWhileItsDoGetRuns() throws Exception {
+        FlightInfo info = sql.execute("SELECT sum(hash(a.range + b.range)) AS s FROM range(1000000) a, range(1000000) b", bearer, boundedTime());
+        assertThat(info.getSchema().getFields()).extracting(f -> f.getName()).containsExactly("s");
+        java.util.concurrent.CompletableFuture<Throwable> fetch = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            try (FlightStream stream = sql.getStream(info.getEndpoints().get(0).getTicket(), bearer)) {
+                while (stream.next()) {
+                    // drained
+                }
+                return null;
+            } catch (Throwable e) {
+                return e;
+            }
+        });
+        TestServers.awaitUntil(() -> server.sessions().runningStatements() > 0, "the statement query runs in its DoGet");
+        assertThat(sql.cancelFlightInfo(new CancelFlightInfoRequest(info), bearer).getStatus()).isEqualTo(CancelStatus.CANCELLED);
+        // A trillion-row join: only an interrupt in DuckDB ends it.
+        assertThat(fetch.get(60, java.util.concurrent.TimeUnit.SECONDS))
+                .isInstanceOfSatisfying(FlightRuntimeException.class, e -> {
+                    assertThat(e.status().code()).isEqualTo(CallStatus.CANCELLED.code());
+                    assertThat(e.getMessage()).contains("cancelled on request");
+                });
+        TestServers.awaitUntil(() -> server.sessions().runningStatements() == 0, "DuckDB interrupted the query");
+        assertThat(sql.cancelFlightInfo(new CancelFlightInfoRequest(info), bearer).getStatus()).isEqualTo(CancelStatus.NOT_CANCELLABLE);
+        assertThat(fetchLong("SELECT 42 AS answer", bearer)).as("the session runs the next query").isEqualTo(42);
+    }
+
+    @Test
+    void aStatementQueryCancelledOverHttpByItsQueryIdAnswersCancelled() throws Exception {
+        // A token of its own: /v1/cancel cancels in the session of the token it is given.
+        java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+        java.net.http.HttpResponse<String> login = http.send(java.net.http.HttpRequest.newBuilder(
+                        java.net.URI.create("http://127.0.0.1:" + server.httpPort() + "/v1/login"))
+                .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{\"username\":\"" + TestServers.USER + "\",\"password\":\""
+                        + TestServers.PASSWORD + "\"}")).build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+        String token = new com.fasterxml.jackson.databind.ObjectMapper().readTree(login.body()).path("accessToken").asText();
+        CredentialCallOption own = new CredentialCallOption(new BearerCredentialWriter(token));
+        org.apache.arrow.flight.FlightCallHeaders headers = new org.apache.arrow.flight.FlightCallHeaders();
+        headers.insert("x-dd-query-id", "long-flight");
+        // A bound against hanging, as in boundedTime().
+        headers.insert("x-dd-query-timeout", "120");
+        FlightInfo info = sql.execute("SELECT sum(hash(a.range + b.range)) AS s FROM range(1000000) a, range(1000000) b", own,
+                new org.apache.arrow.flight.HeaderCallOption(headers));
+        java.util.concurrent.CompletableFuture<Throwable> fetch = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            try (FlightStream stream = sql.getStream(info.getEndpoints().get(0).getTicket(), own)) {
+                while (stream.next()) {
+                    // drained
+                }
+                return null;
+            } catch (Throwable e) {
+                return e;
+            }
+        });
+        TestServers.awaitUntil(() -> server.sessions().runningStatements() > 0, "the statement query runs in its DoGet");
+        java.net.http.HttpResponse<String> answer = http.send(java.net.http.HttpRequest.newBuilder(
+                        java.net.URI.create("http://127.0.0.1:" + server.httpPort() + "/v1/cancel?id=long-flight"))
+                .header("Authorization", "Bearer " + token).build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+        assertThat(answer.body()).isEqualTo("{\"cancelled\":true}");
+        assertThat(fetch.get(60, java.util.concurrent.TimeUnit.SECONDS))
+                .isInstanceOfSatisfying(FlightRuntimeException.class, e -> {
+                    assertThat(e.status().code()).isEqualTo(CallStatus.CANCELLED.code());
+                    assertThat(e.getMessage()).contains("cancelled on request");
+                });
+        assertThat(fetchLong("SELECT 43 AS answer", own)).as("the session runs the next query").isEqualTo(43);
+    }
+
+    @Test
+    void cancelFlightInfoStopsAStatementQueryBeforeItRuns() throws Exception {
         FlightInfo info = sql.execute("SELECT 1", bearer);
         assertThat(sql.cancelFlightInfo(new CancelFlightInfoRequest(info), bearer).getStatus()).isEqualTo(CancelStatus.CANCELLED);
         assertThatThrownBy(() -> {
             try (FlightStream stream = sql.getStream(info.getEndpoints().get(0).getTicket(), bearer)) {
                 stream.next();
             }
-        }).isInstanceOfSatisfying(FlightRuntimeException.class, e -> assertThat(e.status().code()).isEqualTo(CallStatus.NOT_FOUND.code()));
+        }).isInstanceOfSatisfying(FlightRuntimeException.class, e -> assertThat(e.status().code()).isEqualTo(CallStatus.CANCELLED.code()));
         assertThat(sql.cancelFlightInfo(new CancelFlightInfoRequest(info), bearer).getStatus()).isEqualTo(CancelStatus.NOT_CANCELLABLE);
+    }
+
+    /**
+     * A timeout far past the cancel, so that a query no cancel reaches ends (TIMED_OUT, failing the test) instead of
+     * holding its session forever; not a timing check.
+     */
+    private static org.apache.arrow.flight.HeaderCallOption boundedTime() {
+        org.apache.arrow.flight.FlightCallHeaders headers = new org.apache.arrow.flight.FlightCallHeaders();
+        headers.insert("x-dd-query-timeout", "120");
+        return new org.apache.arrow.flight.HeaderCallOption(headers);
+    }
+
+    /** Runs a query of one integer value in the credentials' session and answers it. */
+    private static long fetchLong(String query, CredentialCallOption credentials) throws Exception {
+        FlightInfo info = sql.execute(query, credentials);
+        try (FlightStream stream = sql.getStream(info.getEndpoints().get(0).getTicket(), credentials)) {
+            assertThat(stream.next()).isTrue();
+            return ((org.apache.arrow.vector.BaseIntVector) stream.getRoot().getVector(0)).getValueAsLong(0);
+        }
     }
 
     @Test
@@ -186,9 +271,13 @@ class FlightSqlClientIT {
 
         org.apache.arrow.flight.FlightCallHeaders slow = new org.apache.arrow.flight.FlightCallHeaders();
         slow.insert("x-dd-query-timeout", "1");
-        assertThatThrownBy(() -> sql.execute("SELECT sum(hash(a.range + b.range)) FROM range(1000000) a, range(1000000) b", bearer,
-                new org.apache.arrow.flight.HeaderCallOption(slow)))
-                .isInstanceOfSatisfying(FlightRuntimeException.class, e -> {
+        FlightInfo timed = sql.execute("SELECT sum(hash(a.range + b.range)) FROM range(1000000) a, range(1000000) b", bearer,
+                new org.apache.arrow.flight.HeaderCallOption(slow));
+        assertThatThrownBy(() -> {
+            try (FlightStream stream = sql.getStream(timed.getEndpoints().get(0).getTicket(), bearer)) {
+                stream.next();
+            }
+        }).isInstanceOfSatisfying(FlightRuntimeException.class, e -> {
                     assertThat(e.status().code()).isEqualTo(CallStatus.TIMED_OUT.code());
                     assertThat(e.getMessage()).contains("timeout of 1 s");
                 });

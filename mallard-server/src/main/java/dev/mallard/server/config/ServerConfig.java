@@ -28,7 +28,8 @@ public record ServerConfig(
         SessionLimits sessionLimits,
         int fetchSize,
         int queryTimeoutSeconds,
-        Optional<Path> startupScript) {
+        Optional<Path> startupScript,
+        boolean streamResults) {
     public static final String DEFAULT_WAREHOUSE = "warehouse";
     public static final String DEFAULT_HOST = "0.0.0.0";
     public static final int DEFAULT_HTTP_PORT = 8081;
@@ -36,13 +37,25 @@ public record ServerConfig(
     public static final int DEFAULT_FLIGHT_PORT = 59307;
     public static final int DEFAULT_TOKEN_EXPIRY_MINUTES = 720;
     public static final int DEFAULT_FETCH_SIZE = 16_384;
+    public static final boolean DEFAULT_STREAM_RESULTS = true;
 
-    /** How long an unused session lives, and how many may be open in total and per user. */
-    public record SessionLimits(int idleMinutes, int maxSessions, int maxSessionsPerUser) {
-        public static final SessionLimits DEFAULT = new SessionLimits(30, 512, 128);
+    /** A configuration with the default {@code stream_results}. */
+    public ServerConfig(Path warehouse, Optional<Path> database, String host, int httpPort, long httpMaxBodyBytes, int flightPort,
+            Optional<TlsFiles> tls, List<UserAccount> users, AccessMode accessMode, Optional<String> secretKey, int tokenExpiryMinutes,
+            SessionLimits sessionLimits, int fetchSize, int queryTimeoutSeconds, Optional<Path> startupScript) {
+        this(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey, tokenExpiryMinutes,
+                sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, DEFAULT_STREAM_RESULTS);
+    }
+
+    /**
+     * How long an unused session lives, how many may be open in total and per user, and how many prepared statements
+     * one session holds at most (past it the least recently used one not in use is closed).
+     */
+    public record SessionLimits(int idleMinutes, int maxSessions, int maxSessionsPerUser, int maxPreparedStatements) {
+        public static final SessionLimits DEFAULT = new SessionLimits(30, 512, 128, 256);
 
         public SessionLimits {
-            if (idleMinutes <= 0 || maxSessions <= 0 || maxSessionsPerUser <= 0) {
+            if (idleMinutes <= 0 || maxSessions <= 0 || maxSessionsPerUser <= 0 || maxPreparedStatements <= 0) {
                 throw new IllegalArgumentException("session limits must be positive");
             }
         }
@@ -70,6 +83,6 @@ public record ServerConfig(
                 + ", host=" + host + ", httpPort=" + httpPort + ", httpMaxBodyBytes=" + httpMaxBodyBytes + ", flightPort=" + flightPort + ", tls=" + tls.map(TlsFiles::certFile).map(Path::toString).orElse("off") + ", users="
                 + users.stream().map(UserAccount::username).toList() + ", accessMode=" + accessMode + ", secretKey="
                 + (secretKey.isPresent() ? "***" : "generated") + ", tokenExpiryMinutes=" + tokenExpiryMinutes
-                + ", sessionLimits=" + sessionLimits + ", fetchSize=" + fetchSize + ", queryTimeoutSeconds=" + queryTimeoutSeconds + ", startupScript=" + startupScript.map(Path::toString).orElse("none") + "]";
+                + ", sessionLimits=" + sessionLimits + ", fetchSize=" + fetchSize + ", queryTimeoutSeconds=" + queryTimeoutSeconds + ", startupScript=" + startupScript.map(Path::toString).orElse("none") + ", streamResults=" + streamResults + "]";
     }
 }

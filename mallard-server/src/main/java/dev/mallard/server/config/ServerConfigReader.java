@@ -179,10 +179,12 @@ public final class ServerConfigReader {
                 new ServerConfig.SessionLimits(
                         root.path("session_idle_minutes").asInt(ServerConfig.SessionLimits.DEFAULT.idleMinutes()),
                         root.path("max_sessions").asInt(ServerConfig.SessionLimits.DEFAULT.maxSessions()),
-                        root.path("max_sessions_per_user").asInt(ServerConfig.SessionLimits.DEFAULT.maxSessionsPerUser())),
+                        root.path("max_sessions_per_user").asInt(ServerConfig.SessionLimits.DEFAULT.maxSessionsPerUser()),
+                        root.path("max_prepared_statements_per_session").asInt(ServerConfig.SessionLimits.DEFAULT.maxPreparedStatements())),
                 root.path("fetch_size").asInt(ServerConfig.DEFAULT_FETCH_SIZE),
                 root.path("query_timeout_seconds").asInt(0),
-                text(root, "startup_script").map(base::resolve));
+                text(root, "startup_script").map(base::resolve),
+                root.path("stream_results").asBoolean(ServerConfig.DEFAULT_STREAM_RESULTS));
     }
 
     private static Optional<String> text(JsonNode root, String key) {

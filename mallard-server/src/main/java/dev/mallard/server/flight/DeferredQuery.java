@@ -17,17 +17,54 @@ import org.apache.arrow.flight.CancelStatus;
 final class DeferredQuery implements AutoCloseable {
     private enum State { WAITING, RUNNING, DONE }
 
+    private final String preparedHandle;
     private final PreparedQuery prepared;
     private final List<Object> parameters;
     private final QueryOptions options;
     private final AtomicReference<State> state = new AtomicReference<>(State.WAITING);
     private volatile boolean cancelled;
 
-    DeferredQuery(PreparedQuery prepared, List<Object> parameters, QueryOptions options) {
+    /** The prepared statement's DoGet holds it while it runs and streams, so that the session's cap does not close it. */
+    @FunctionalInterface
+    interface Hold extends AutoCloseable {
+        @Override
+        void close();
+    }
+
+    /** @param preparedHandle the client's prepared statement's handle, or null for a statement query's own */
+    private DeferredQuery(String preparedHandle, PreparedQuery prepared, List<Object> parameters, QueryOptions options) {
+        this.preparedHandle = preparedHandle;
         this.prepared = requireNonNull(prepared, "prepared is null");
         // A parameter may be NULL, which List.copyOf refuses.
         this.parameters = java.util.Collections.unmodifiableList(new java.util.ArrayList<>(requireNonNull(parameters, "parameters is null")));
         this.options = requireNonNull(options, "options is null");
+    }
+
+    /** A query of a client's prepared statement, kept in the session under {@code preparedHandle}. */
+    static DeferredQuery ofPrepared(String preparedHandle, PreparedQuery prepared, List<Object> parameters, QueryOptions options) {
+        return new DeferredQuery(preparedHandle, prepared, parameters, options);
+    }
+
+    /**
+     * A {@code CommandStatementQuery}: prepared when its FlightInfo was asked for (so the info carries its schema), run
+     * in its DoGet like a prepared query so that a cancel can reach it while it runs. It owns its statement: the DoGet
+     * closes it, or the session when the ticket is never fetched.
+     */
+    static DeferredQuery ofStatement(PreparedQuery prepared, QueryOptions options) {
+        return new DeferredQuery(null, prepared, List.of(), options);
+    }
+
+    /**
+     * Holds the prepared statement for the DoGet that runs the query; a statement query's own is closed when the hold ends.
+     *
+     * @throws dev.mallard.core.error.MallardException {@code user.server.prepared_statement_closed} when the session no
+     *     longer holds it (the client closed it, or the session's cap did after the FlightInfo was answered)
+     */
+    Hold hold(Session session) {
+        if (preparedHandle == null) {
+            return () -> session.release(prepared);
+        }
+        return session.leasePrepared(preparedHandle, PreparedQuery.class)::close;
     }
 
     PreparedQuery prepared() {
@@ -69,13 +106,18 @@ final class DeferredQuery implements AutoCloseable {
             return CancelStatus.CANCELLED;
         }
         if (state.get() == State.RUNNING) {
-            return session.cancelRunning() ? CancelStatus.CANCELLED : CancelStatus.CANCELLING;
+            // Executing: interrupted in DuckDB. Being sent (DuckDB computing a streaming result as it is read): the DoGet
+            // sees the cancel before its next batch.
+            return session.interruptExecuting() ? CancelStatus.CANCELLED : CancelStatus.CANCELLING;
         }
         return CancelStatus.NOT_CANCELLABLE;
     }
 
     @Override
-    public void close() {
-        // The prepared statement belongs to its own handle; nothing else is held.
+    public void close() throws java.sql.SQLException {
+        // A client's prepared statement belongs to its own handle; a statement query's own closes with it.
+        if (preparedHandle == null) {
+            prepared.close();
+        }
     }
 }

@@ -29,6 +29,8 @@ final class FlightErrors {
             case USER_SESSIONS_EXHAUSTED -> CallStatus.RESOURCE_EXHAUSTED;
             case USER_SQL_TIMEOUT -> CallStatus.TIMED_OUT;
             case USER_SQL_CANCELLED -> CallStatus.CANCELLED;
+            case USER_PREPARED_STATEMENT_CLOSED -> CallStatus.NOT_FOUND;
+            case USER_SESSION_BUSY -> CallStatus.UNAVAILABLE;
             default -> code.errorClass().equals("user") ? CallStatus.INVALID_ARGUMENT : CallStatus.INTERNAL;
         };
     }

@@ -138,8 +138,24 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
     public FlightInfo getFlightInfoStatement(CommandStatementQuery command, CallContext context, FlightDescriptor descriptor) {
         return guarded(() -> {
             Session session = session(context);
-            policy.check(session, command.getQuery());
-            return pending(session, session.execute(command.getQuery(), options(context)), descriptor);
+            String sql = command.getQuery();
+            policy.check(session, sql);
+            if (ServedViews.mentions(sql)) {
+                return pending(session, session.execute(sql, options(context)), descriptor);
+            }
+            // Prepared now, so the info carries the schema; a query runs in its DoGet, where a cancel can reach it.
+            PreparedQuery prepared = prepare(session, sql, context);
+            if (!prepared.parameterSchema().getFields().isEmpty()) {
+                session.release(prepared);
+                throw new MallardException(ErrorCode.USER_SQL_INVALID, "a statement query takes no parameters, and this one has "
+                        + prepared.parameterSchema().getFields().size() + "; prepare it (ActionCreatePreparedStatement) and bind them");
+            }
+            if (prepared.datasetSchema().getFields().isEmpty()) {
+                return pending(session, session.executeOwned(prepared.statement(), options(context)), descriptor);
+            }
+            String handle = UUID.randomUUID().toString();
+            session.keep(handle, DeferredQuery.ofStatement(prepared, options(context)));
+            return new FlightInfo(prepared.datasetSchema(), descriptor, List.of(endpoint(handle)), -1, -1);
         });
     }
 
@@ -193,7 +209,7 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
         }
         Runnable onClientCancel = () -> query.cancel(session);
         listener.setOnCancelHandler(onClientCancel);
-        try {
+        try (DeferredQuery.Hold held = query.hold(session)) {
             session.sql(connection -> {
                 query.prepared().apply(query.parameters());
                 return null;
@@ -257,7 +273,7 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
             policy.check(session, sql);
             PreparedQuery prepared = prepare(session, sql, context);
             String handle = UUID.randomUUID().toString();
-            session.keep(handle, prepared);
+            session.keepPrepared(handle, prepared);
             ActionCreatePreparedStatementResult result = ActionCreatePreparedStatementResult.newBuilder()
                     .setPreparedStatementHandle(ByteString.copyFromUtf8(handle))
                     .setDatasetSchema(ByteString.copyFrom(serialize(prepared.datasetSchema())))
@@ -313,10 +329,7 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
     public void closePreparedStatement(ActionClosePreparedStatementRequest request, CallContext context, StreamListener<Result> listener) {
         try {
             Session session = session(context);
-            session.take(request.getPreparedStatementHandle().toStringUtf8(), PreparedQuery.class).ifPresent(prepared -> session.sql(connection -> {
-                prepared.close();
-                return null;
-            }));
+            session.closePrepared(request.getPreparedStatementHandle().toStringUtf8());
             listener.onCompleted();
         } catch (Throwable e) {
             listener.onError(FlightErrors.toFlight(e));
@@ -341,23 +354,25 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
     public FlightInfo getFlightInfoPreparedStatement(CommandPreparedStatementQuery command, CallContext context, FlightDescriptor descriptor) {
         return guarded(() -> {
             Session session = session(context);
-            PreparedQuery prepared = prepared(session, command.getPreparedStatementHandle());
-            List<List<Object>> rows = prepared.parameters();
-            List<Object> row = rows.isEmpty() ? List.of() : rows.get(0);
-            if (prepared.runsThroughViews()) {
-                return pending(session, prepared.takeFirstOutcome().orElseGet(() -> session.execute(prepared.sql(), options(context))), descriptor);
+            try (Session.Lease<PreparedQuery> lease = leased(session, command.getPreparedStatementHandle())) {
+                PreparedQuery prepared = lease.value();
+                List<List<Object>> rows = prepared.parameters();
+                List<Object> row = rows.isEmpty() ? List.of() : rows.get(0);
+                if (prepared.runsThroughViews()) {
+                    return pending(session, prepared.takeFirstOutcome().orElseGet(() -> session.execute(prepared.sql(), options(context))), descriptor);
+                }
+                if (!prepared.datasetSchema().getFields().isEmpty()) {
+                    // A query: announced with the schema its prepare derived, run when its ticket is fetched (DeferredQuery).
+                    String handle = UUID.randomUUID().toString();
+                    session.keep(handle, DeferredQuery.ofPrepared(command.getPreparedStatementHandle().toStringUtf8(), prepared, row, options(context)));
+                    return new FlightInfo(prepared.datasetSchema(), descriptor, List.of(endpoint(handle)), -1, -1);
+                }
+                session.sql(connection -> {
+                    prepared.apply(row);
+                    return null;
+                });
+                return pending(session, session.execute(prepared.statement(), options(context)), descriptor);
             }
-            if (!prepared.datasetSchema().getFields().isEmpty()) {
-                // A query: announced with the schema its prepare derived, run when its ticket is fetched (DeferredQuery).
-                String handle = UUID.randomUUID().toString();
-                session.keep(handle, new DeferredQuery(prepared, row, options(context)));
-                return new FlightInfo(prepared.datasetSchema(), descriptor, List.of(endpoint(handle)), -1, -1);
-            }
-            session.sql(connection -> {
-                prepared.apply(row);
-                return null;
-            });
-            return pending(session, session.execute(prepared.statement(), options(context)), descriptor);
         });
     }
 
@@ -372,33 +387,38 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
         return () -> {
             try {
                 Session session = session(context);
-                PreparedQuery prepared = prepared(session, command.getPreparedStatementHandle());
                 List<List<Object>> rows = readParameters(stream);
-                if (prepared.runsThroughViews()) {
-                    Session.Outcome outcome = prepared.takeFirstOutcome().orElseGet(() -> session.execute(prepared.sql(), options(context)));
-                    outcome.rows().ifPresent(ResultStream::close);
-                    acknowledge(ack, outcome.updateCount().orElse(0));
-                    return;
+                try (Session.Lease<PreparedQuery> lease = leased(session, command.getPreparedStatementHandle())) {
+                    runUpdate(ack, session, lease.value(), rows, options(context));
                 }
-                if (rows.isEmpty()) {
-                    rows = prepared.parameters().isEmpty() ? List.of(List.of()) : prepared.parameters();
-                }
-                long total = 0;
-                QueryOptions options = options(context);
-                for (List<Object> row : rows) {
-                    session.sql(connection -> {
-                        prepared.apply(row);
-                        return null;
-                    });
-                    Session.Outcome outcome = session.execute(prepared.statement(), options);
-                    outcome.rows().ifPresent(ResultStream::close);
-                    total += outcome.updateCount().orElse(0);
-                }
-                acknowledge(ack, total);
             } catch (Throwable e) {
                 ack.onError(FlightErrors.toFlight(e));
             }
         };
+    }
+
+    /** Runs a prepared update once per parameter row (or once with the rows bound before) and acknowledges the total. */
+    private void runUpdate(StreamListener<PutResult> ack, Session session, PreparedQuery prepared, List<List<Object>> rows, QueryOptions options) {
+        if (prepared.runsThroughViews()) {
+            Session.Outcome outcome = prepared.takeFirstOutcome().orElseGet(() -> session.execute(prepared.sql(), options));
+            outcome.rows().ifPresent(ResultStream::close);
+            acknowledge(ack, outcome.updateCount().orElse(0));
+            return;
+        }
+        if (rows.isEmpty()) {
+            rows = prepared.parameters().isEmpty() ? List.of(List.of()) : prepared.parameters();
+        }
+        long total = 0;
+        for (List<Object> row : rows) {
+            session.sql(connection -> {
+                prepared.apply(row);
+                return null;
+            });
+            Session.Outcome outcome = session.execute(prepared.statement(), options);
+            outcome.rows().ifPresent(ResultStream::close);
+            total += outcome.updateCount().orElse(0);
+        }
+        acknowledge(ack, total);
     }
 
     // ---- catalog metadata ----
@@ -562,12 +582,17 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
         if (headers == null) {
             return QueryOptions.resolve(java.util.Optional.empty(), java.util.Optional.empty(), defaultFetchSize, maxTimeoutSeconds);
         }
-        return QueryOptions.resolve(headers.get(QueryOptions.FETCH_SIZE), headers.get(QueryOptions.QUERY_TIMEOUT), defaultFetchSize, maxTimeoutSeconds);
+        return QueryOptions.resolve(headers.get(QueryOptions.FETCH_SIZE), headers.get(QueryOptions.QUERY_TIMEOUT), defaultFetchSize, maxTimeoutSeconds)
+                .withQueryId(headers.get(QueryOptions.QUERY_ID));
     }
 
     private static PreparedQuery prepared(Session session, ByteString handle) {
-        return session.find(handle.toStringUtf8(), PreparedQuery.class)
-                .orElseThrow(() -> FlightErrors.notFound("no prepared statement under this handle in this session: it was closed"));
+        return session.findPrepared(handle.toStringUtf8(), PreparedQuery.class);
+    }
+
+    /** The prepared statement under a handle, held until the lease closes so that the session's cap does not close it meanwhile. */
+    private static Session.Lease<PreparedQuery> leased(Session session, ByteString handle) {
+        return session.leasePrepared(handle.toStringUtf8(), PreparedQuery.class);
     }
 
     private static List<List<Object>> readParameters(FlightStream stream) {

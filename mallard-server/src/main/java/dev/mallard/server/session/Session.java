@@ -13,6 +13,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Clock;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -32,6 +33,9 @@ import org.duckdb.DuckDBConnection;
  * holds the session's lock. Prepared statements and results not yet fetched live here until closed or fetched.
  */
 public final class Session implements AutoCloseable {
+    /** The configuration key that caps a session's prepared statements, named in errors. */
+    public static final String MAX_PREPARED_STATEMENTS_KEY = "max_prepared_statements_per_session";
+
     private final String id;
     private final String username;
     private final Instant tokenExpiresAt;
@@ -44,14 +48,18 @@ public final class Session implements AutoCloseable {
     private final ReentrantLock lock = new ReentrantLock();
     private final Map<String, Object> handles = new ConcurrentHashMap<>();
     private final Map<String, Object> derived = new ConcurrentHashMap<>();
+    private final PreparedStatements prepared;
     private volatile Instant lastUsed;
     private volatile Statement running;
+    /** Results not yet closed; with streaming results DuckDB computes them as they are read. */
+    private final java.util.Set<ResultStream> openResults = ConcurrentHashMap.newKeySet();
+    private final boolean streamResults;
     private volatile Optional<String> runningId = Optional.empty();
     private volatile boolean cancelRequested;
     private volatile boolean closed;
 
     Session(String id, String username, Instant tokenExpiresAt, DuckDBConnection connection, BufferAllocator allocator,
-            ScheduledExecutorService timer, Clock clock, ServedViews views) {
+            ScheduledExecutorService timer, Clock clock, ServedViews views, int maxPreparedStatements, boolean streamResults) {
         this.id = requireNonNull(id, "id is null");
         this.username = requireNonNull(username, "username is null");
         this.tokenExpiresAt = requireNonNull(tokenExpiresAt, "tokenExpiresAt is null");
@@ -60,6 +68,8 @@ public final class Session implements AutoCloseable {
         this.timer = requireNonNull(timer, "timer is null");
         this.clock = requireNonNull(clock, "clock is null");
         this.views = requireNonNull(views, "views is null");
+        this.prepared = new PreparedStatements(maxPreparedStatements);
+        this.streamResults = streamResults;
         this.lastUsed = clock.instant();
     }
 
@@ -85,14 +95,62 @@ public final class Session implements AutoCloseable {
 
     /** Runs work on the connection under the session's lock. SQL errors become {@code user.sql.invalid}. */
     public <T> T sql(SqlWork<T> work) {
+        try {
+            return sqlOnce(work);
+        } catch (MallardException e) {
+            // A client that closes a result it did not read to the end and at once sends the next statement races the
+            // stream's thread, which closes the result when it hears of the cancel: wait for that, briefly, once.
+            if (e.errorCode() != ErrorCode.USER_SESSION_BUSY || lock.isHeldByCurrentThread() || !awaitResultsClosed(java.time.Duration.ofSeconds(2))) {
+                throw e;
+            }
+            return sqlOnce(work);
+        }
+    }
+
+    /**
+     * Waits until every result open now has closed, at most {@code patience}.
+     *
+     * @return whether they all closed
+     */
+    private boolean awaitResultsClosed(java.time.Duration patience) {
+        List<ResultStream> open = List.copyOf(openResults);
+        long deadline = System.nanoTime() + patience.toNanos();
+        synchronized (openResults) {
+            while (open.stream().anyMatch(openResults::contains)) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                try {
+                    openResults.wait(TimeUnit.NANOSECONDS.toMillis(left) + 1);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    private <T> T sqlOnce(SqlWork<T> work) {
         return withLock(() -> {
             try {
                 return work.run(connection);
             } catch (SQLException e) {
-                throw new MallardException(ErrorCode.USER_SQL_INVALID, e.getMessage() == null ? e.toString() : e.getMessage(), e);
+                String message = e.getMessage() == null ? e.toString() : e.getMessage();
+                if (message.contains(OPEN_RESULT)) {
+                    throw new MallardException(ErrorCode.USER_SESSION_BUSY, "this session is still sending an earlier result that its client has not "
+                            + "read to the end (a JDBC ResultSet, a DoGet or an HTTP response on the same connection or token), and DuckDB streams it "
+                            + "from the session's connection; read or close that result first, run this statement on another connection, or start "
+                            + "the server with stream_results: false", e);
+                }
+                throw new MallardException(ErrorCode.USER_SQL_INVALID, message, e);
             }
         });
     }
+
+    /** DuckDB's message when a statement starts while a streaming result of the same connection is open. */
+    private static final String OPEN_RESULT = "connection has an open result";
 
     /**
      * Runs one SQL text (several statements run in order; the last decides the outcome): its rows as a stream, or
@@ -134,7 +192,7 @@ public final class Session implements AutoCloseable {
             if (frontDoor == null) {
                 frontDoor = views.frontDoor(connection);
             }
-            ViewSql.Result result = frontDoor.execute(sql);
+            ViewSql.Result result = throughViews(connection, sql);
             Optional<java.sql.ResultSet> rows = result.rows();
             if (rows.isPresent()) {
                 return new Outcome(Optional.of(stream(rows.get().getStatement(), rows.get(), true, options)), OptionalLong.empty());
@@ -143,6 +201,31 @@ public final class Session implements AutoCloseable {
             derived.clear();
             return new Outcome(Optional.empty(), OptionalLong.of(Math.max(0, result.updateCount())));
         });
+    }
+
+    /**
+     * The views module runs several statements on the connection and reads results in between, which a streaming
+     * result would refuse: its statements run with materialised results.
+     */
+    private ViewSql.Result throughViews(DuckDBConnection connection, String sql) throws SQLException {
+        if (!streamResults) {
+            return frontDoor.execute(sql);
+        }
+        setStreaming(connection, false);
+        try {
+            return frontDoor.execute(sql);
+        } finally {
+            setStreaming(connection, true);
+        }
+    }
+
+    /** The DuckDB JDBC setting that makes this connection's queries answer streaming results. */
+    static final String STREAM_RESULTS_SETTING = "jdbc_stream_results";
+
+    static void setStreaming(java.sql.Connection connection, boolean on) throws SQLException {
+        try (Statement statement = connection.createStatement()) {
+            statement.execute("SET " + STREAM_RESULTS_SETTING + " = " + on);
+        }
     }
 
     /** Runs a prepared statement whose parameters are set; it stays open after the stream closes. */
@@ -156,6 +239,33 @@ public final class Session implements AutoCloseable {
             views.afterWrite();
             return new Outcome(Optional.empty(), OptionalLong.of(count));
         });
+    }
+
+    /**
+     * Runs a prepared statement the caller hands over: a result stream that it answers closes the statement with
+     * itself; without rows, or failing, the statement is closed at once.
+     */
+    public Outcome executeOwned(PreparedStatement statement, QueryOptions options) {
+        return sql(connection -> {
+            try {
+                if (timed(statement, options, statement::execute)) {
+                    return new Outcome(Optional.of(stream(statement, statement.getResultSet(), true, options)), OptionalLong.empty());
+                }
+                long count = Math.max(0, statement.getLargeUpdateCount());
+                statement.close();
+                derived.clear();
+                views.afterWrite();
+                return new Outcome(Optional.empty(), OptionalLong.of(count));
+            } catch (SQLException | RuntimeException e) {
+                statement.close();
+                throw e;
+            }
+        });
+    }
+
+    /** Closes something made on this session's connection, under its lock; also after the session closed. */
+    public void release(AutoCloseable resource) {
+        closeAll(List.of(resource));
     }
 
     /** A statement that returns rows; DuckDB computes (materialises) its result while executing. */
@@ -177,12 +287,10 @@ public final class Session implements AutoCloseable {
             return execution.run();
         } catch (SQLException e) {
             if (fired.get()) {
-                throw new MallardException(ErrorCode.USER_SQL_TIMEOUT, "the statement ran longer than its timeout of "
-                        + options.timeout().get().toSeconds() + " s and was interrupted; narrow it, or raise " + QueryOptions.QUERY_TIMEOUT
-                        + " within the server's query_timeout_seconds", e);
+                throw timedOut(options, e);
             }
             if (cancelRequested) {
-                throw new MallardException(ErrorCode.USER_SQL_CANCELLED, "the statement was cancelled on request while it ran", e);
+                throw cancelled(e);
             }
             throw e;
         } finally {
@@ -191,24 +299,25 @@ public final class Session implements AutoCloseable {
         }
     }
 
-    /**
-     * Interrupts the statement this session is running, if any, without waiting for the session's lock (the
-     * running statement holds it).
-     *
-     * @return whether a statement was running
-     */
-    public boolean cancelRunning() {
-        return cancelRunning(Optional.empty());
+    static MallardException timedOut(QueryOptions options, Exception cause) {
+        return new MallardException(ErrorCode.USER_SQL_TIMEOUT, "the statement ran longer than its timeout of "
+                + options.timeout().orElseThrow().toSeconds() + " s and was interrupted; narrow it, or raise " + QueryOptions.QUERY_TIMEOUT
+                + " within the server's query_timeout_seconds", cause);
+    }
+
+    static MallardException cancelled(Exception cause) {
+        return new MallardException(ErrorCode.USER_SQL_CANCELLED, "the statement was cancelled on request while it ran", cause);
     }
 
     /**
-     * As {@link #cancelRunning()}, but with an id only the statement that was given that id ({@code x-dd-query-id}).
+     * Interrupts the statement executing in DuckDB now, if any, without waiting for the session's lock (the running
+     * statement holds it). A result being read is left alone: its reader stops it (a DoGet checks its own cancel).
      *
-     * @return whether the statement asked for was running
+     * @return whether a statement was executing
      */
-    public boolean cancelRunning(Optional<String> queryId) {
+    public boolean interruptExecuting() {
         Statement statement = running;
-        if (statement == null || queryId.isPresent() && !queryId.equals(runningId)) {
+        if (statement == null) {
             return false;
         }
         cancelRequested = true;
@@ -216,9 +325,44 @@ public final class Session implements AutoCloseable {
         return true;
     }
 
-    /** Whether a statement of this session is executing in DuckDB now (not: a result being streamed). */
+    /**
+     * Cancels what this session runs: interrupts the statement executing in DuckDB, and stops every result being
+     * read before its next batch (with streaming results DuckDB computes a result as it is read). With an id, only
+     * the statement and results that were given that id ({@code x-dd-query-id}).
+     *
+     * @return whether anything asked for was running
+     */
+    public boolean cancelRunning(Optional<String> queryId) {
+        boolean found = false;
+        for (ResultStream result : openResults) {
+            if (queryId.isEmpty() || queryId.equals(result.queryId())) {
+                result.cancel();
+                found = true;
+            }
+        }
+        Statement statement = running;
+        if (statement == null || queryId.isPresent() && !queryId.equals(runningId)) {
+            return found;
+        }
+        cancelRequested = true;
+        interrupt(statement);
+        return true;
+    }
+
+    /**
+     * Whether a statement of this session is executing in DuckDB now, or a result of it is open (being sent, or
+     * waiting for its DoGet): with streaming results DuckDB computes a result as it is read.
+     */
     public boolean isRunning() {
-        return running != null;
+        return running != null || !openResults.isEmpty();
+    }
+
+    /** Called once a result has closed in DuckDB. */
+    void closed(ResultStream result) {
+        synchronized (openResults) {
+            openResults.remove(result);
+            openResults.notifyAll();
+        }
     }
 
     private static void interrupt(Statement statement) {
@@ -230,7 +374,9 @@ public final class Session implements AutoCloseable {
     }
 
     private ResultStream stream(Statement statement, java.sql.ResultSet rs, boolean ownsStatement, QueryOptions options) {
-        return new ResultStream(this, statement, rs, ArrowExport.export(rs, allocator, options.fetchSize()), ownsStatement);
+        ResultStream result = new ResultStream(this, statement, rs, ArrowExport.export(rs, allocator, options.fetchSize()), ownsStatement, options);
+        openResults.add(result);
+        return result;
     }
 
     /** The outcome of a statement: rows, or a count of changed rows. */
@@ -266,6 +412,110 @@ public final class Session implements AutoCloseable {
         Optional<T> found = find(handle, type);
         found.ifPresent(value -> handles.remove(handle));
         return found;
+    }
+
+    /**
+     * Keeps a prepared statement under a handle until the client closes it, the session closes, or the session holds
+     * more than its {@code max_prepared_statements_per_session} and this one is the least recently used not in use.
+     */
+    public void keepPrepared(String handle, AutoCloseable statement) {
+        prepared.add(handle, statement);
+        touch();
+        closeAll(prepared.overflow());
+    }
+
+    /**
+     * The prepared statement under a handle, now the most recently used.
+     *
+     * @throws MallardException {@code user.server.prepared_statement_closed} when the session does not hold it
+     */
+    public <T> T findPrepared(String handle, Class<T> type) {
+        touch();
+        return prepared.find(handle).filter(type::isInstance).map(type::cast).orElseThrow(() -> preparedGone(handle));
+    }
+
+    /**
+     * The prepared statement under a handle, held for a call that executes it or streams its result: until the lease
+     * is closed it is not closed to keep within the session's cap (a statement the client closes meanwhile is closed
+     * when the lease ends).
+     *
+     * @throws MallardException {@code user.server.prepared_statement_closed} when the session does not hold it
+     */
+    public <T> Lease<T> leasePrepared(String handle, Class<T> type) {
+        touch();
+        Object value = prepared.lease(handle).orElseThrow(() -> preparedGone(handle));
+        if (!type.isInstance(value)) {
+            prepared.release(handle);
+            throw preparedGone(handle);
+        }
+        return new Lease<>(handle, type.cast(value));
+    }
+
+    /** Closes the prepared statement under a handle now, or when the call using it ends; nothing when unknown. */
+    public void closePrepared(String handle) {
+        prepared.remove(handle).ifPresent(statement -> closeAll(List.of(statement)));
+    }
+
+    /** How many prepared statements the session holds now. */
+    int preparedStatementCount() {
+        return prepared.size();
+    }
+
+    /** A prepared statement held for one call; closing ends the hold. */
+    public final class Lease<T> implements AutoCloseable {
+        private final String handle;
+        private final T value;
+        private boolean released;
+
+        private Lease(String handle, T value) {
+            this.handle = handle;
+            this.value = value;
+        }
+
+        public T value() {
+            return value;
+        }
+
+        @Override
+        public void close() {
+            if (released) {
+                return;
+            }
+            released = true;
+            List<AutoCloseable> toClose = new java.util.ArrayList<>();
+            prepared.release(handle).ifPresent(toClose::add);
+            toClose.addAll(prepared.overflow());
+            closeAll(toClose);
+        }
+    }
+
+    private MallardException preparedGone(String handle) {
+        int cap = prepared.capacity();
+        if (prepared.wasEvicted(handle)) {
+            return new MallardException(ErrorCode.USER_PREPARED_STATEMENT_CLOSED, "the prepared statement was closed because this session held more than "
+                    + cap + " prepared statements (the server's " + MAX_PREPARED_STATEMENTS_KEY + ") and it was the least recently used; prepare it "
+                    + "again, close prepared statements the client no longer uses, or raise " + MAX_PREPARED_STATEMENTS_KEY);
+        }
+        return new MallardException(ErrorCode.USER_PREPARED_STATEMENT_CLOSED, "no prepared statement under this handle in this session: the client "
+                + "closed it, or the session held more than " + cap + " (" + MAX_PREPARED_STATEMENTS_KEY + ") and closed it as the least recently "
+                + "used; prepare it again");
+    }
+
+    /** Closes prepared statements this session gave up, under its lock (another call may be using the connection). */
+    private void closeAll(List<AutoCloseable> statements) {
+        if (statements.isEmpty()) {
+            return;
+        }
+        withLock(() -> {
+            for (AutoCloseable statement : statements) {
+                try {
+                    statement.close();
+                } catch (Exception e) {
+                    // A statement that fails to close holds nothing more DuckDB could free; the connection's close frees the rest.
+                }
+            }
+            return null;
+        }, false);
     }
 
     public void touch() {
@@ -316,6 +566,13 @@ public final class Session implements AutoCloseable {
                 }
             }
             handles.clear();
+            for (AutoCloseable statement : prepared.clear()) {
+                try {
+                    statement.close();
+                } catch (Exception e) {
+                    // Closing the connection below frees what DuckDB holds for it.
+                }
+            }
             if (frontDoor != null) {
                 try {
                     frontDoor.close();

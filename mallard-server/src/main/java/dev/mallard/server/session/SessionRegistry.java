@@ -37,17 +37,24 @@ public final class SessionRegistry implements AutoCloseable {
     private final ScheduledExecutorService timer;
     private final Duration idleTimeout;
     private final ServerConfig.SessionLimits limits;
+    private final boolean streamResults;
     private final Clock clock;
     private final Map<String, Session> sessions = new ConcurrentHashMap<>();
     private final Map<String, Instant> closedIds = new ConcurrentHashMap<>();
     private final Thread reaper;
 
     public SessionRegistry(Engine engine, ServerConfig.SessionLimits limits, Clock clock) {
-        this(engine, ServedViews.open(engine::newSession), limits, clock);
+        this(engine, limits, ServerConfig.DEFAULT_STREAM_RESULTS, clock);
+    }
+
+    /** @param streamResults whether sessions' queries answer DuckDB streaming results (computed as they are read) */
+    public SessionRegistry(Engine engine, ServerConfig.SessionLimits limits, boolean streamResults, Clock clock) {
+        this(engine, ServedViews.open(engine::newSession), limits, streamResults, clock);
     }
 
     /** @param views the database's materialized views; the registry closes them after the sessions */
-    public SessionRegistry(Engine engine, ServedViews views, ServerConfig.SessionLimits limits, Clock clock) {
+    public SessionRegistry(Engine engine, ServedViews views, ServerConfig.SessionLimits limits, boolean streamResults, Clock clock) {
+        this.streamResults = streamResults;
         this.engine = requireNonNull(engine, "engine is null");
         this.views = requireNonNull(views, "views is null");
         this.timer = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("query-timeouts").daemon().factory());
@@ -87,11 +94,16 @@ public final class SessionRegistry implements AutoCloseable {
             // and JSON as text. The engine's lossless export (extension types, 128-bit integers) is for Mallard's own
             // JSON lines writer, not for them.
             statement.execute(STANDARD_ARROW_TYPES);
+            if (streamResults) {
+                // Set on the session's connection only: the engine's own and the views' connections keep materialised
+                // results (the views module reads a result while it runs other statements).
+                Session.setStreaming(connection, true);
+            }
         } catch (SQLException e) {
             closeQuietly(connection);
             throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot prepare a DuckDB session: " + e.getMessage(), e);
         }
-        Session session = new Session(token.sessionId(), token.username(), token.expiresAt(), connection, engine.allocator(), timer, clock, views);
+        Session session = new Session(token.sessionId(), token.username(), token.expiresAt(), connection, engine.allocator(), timer, clock, views, limits.maxPreparedStatements(), streamResults);
         sessions.put(token.sessionId(), session);
         LOG.debug("session opened user={} open_sessions={}", token.username(), sessions.size());
         return session;
@@ -134,6 +146,11 @@ public final class SessionRegistry implements AutoCloseable {
     /** How many sessions have a statement executing in DuckDB now. */
     public long runningStatements() {
         return sessions.values().stream().filter(Session::isRunning).count();
+    }
+
+    /** The open sessions now. */
+    List<Session> openSessions() {
+        return List.copyOf(sessions.values());
     }
 
     public int size() {

@@ -50,6 +50,19 @@ class ServerConfigReaderTest {
         assertThat(config.database()).isEmpty();
         assertThat(config.flightPort()).isZero();
         assertThat(config.httpPort()).isEqualTo(ServerConfig.DEFAULT_HTTP_PORT);
+        assertThat(config.sessionLimits().maxPreparedStatements()).isEqualTo(256);
+        assertThat(config.streamResults()).isTrue();
+        assertThat(reader.read(Optional.empty(), List.of("users.0.username=ada", "users.0.password=pw", "stream_results=false")).streamResults())
+                .isFalse();
+    }
+
+    @Test
+    void thePreparedStatementCapIsReadFromConfAndMustBePositive() {
+        ServerConfig config = reader.read(Optional.empty(), List.of("users.0.username=ada", "users.0.password=pw",
+                "max_prepared_statements_per_session=16"));
+        assertThat(config.sessionLimits().maxPreparedStatements()).isEqualTo(16);
+        assertThatThrownBy(() -> reader.read(Optional.empty(), List.of("users.0.username=ada", "users.0.password=pw",
+                "max_prepared_statements_per_session=0"))).hasMessageContaining("max_prepared_statements_per_session");
     }
 
     @Test

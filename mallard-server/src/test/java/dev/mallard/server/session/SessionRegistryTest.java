@@ -94,7 +94,7 @@ class SessionRegistryTest {
     void sessionsPastTheCapsAreRefused() throws Exception {
         ManualClock clock = new ManualClock();
         try (Engine engine = Engine.inMemory();
-                SessionRegistry sessions = new SessionRegistry(engine, new ServerConfig.SessionLimits(30, 3, 2), clock)) {
+                SessionRegistry sessions = new SessionRegistry(engine, new ServerConfig.SessionLimits(30, 3, 2, 256), clock)) {
             sessions.open(token("a1", clock));
             sessions.open(token("a2", clock));
             assertThatThrownBy(() -> sessions.open(token("a3", clock)))
