@@ -657,16 +657,12 @@ public final class MaterializedViews implements AutoCloseable {
 
     /**
      * Moves a view by the deltas of the changed tables: in place when its program can find a changed row by its
-     * keys, else through a Z-set of changes that the view table consolidates and applies (a projection's straight
-     * from its delta query, the others' from the output table their program fills). Returns the view rows
+     * keys, else through a Z-set of changes that the view table consolidates and applies. Returns the view rows
      * deleted plus inserted.
      */
     private long maintain(DeltaProgram program, ViewTable table, Set<TableName> changed) {
         if (program instanceof AggregateProgram aggregate && aggregate.appliesInPlace()) {
             return aggregate.maintainInPlace(connection, changed, table);
-        }
-        if (program instanceof ProjectionProgram projection) {
-            return table.applyDelta(connection, projection.delta(changed));
         }
         table.prepareOutput(connection);
         program.maintain(connection, changed);

@@ -35,12 +35,7 @@ record ProjectionProgram(List<Branch> branches) implements DeltaProgram {
 
     @Override
     public void maintain(Connection connection, Set<TableName> changed) {
-        Sql.update(connection, "INSERT INTO " + ViewTable.OUTPUT + " " + delta(changed));
-    }
-
-    /** The view's delta as a query: its columns, then the weight; a sync applies it with no output table between. */
-    String delta(Set<TableName> changed) {
-        return Branch.delta(branches, changed);
+        Sql.update(connection, "INSERT INTO " + ViewTable.OUTPUT + " " + Branch.delta(branches, changed));
     }
 
     @Override

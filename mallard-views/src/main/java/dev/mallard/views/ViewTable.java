@@ -60,24 +60,11 @@ final class ViewTable {
 
     /** Applies the output delta; returns how many view rows were deleted plus inserted. */
     long apply(Connection connection) {
-        return applyFrom(connection, OUTPUT);
-    }
-
-    /**
-     * Applies a delta given as a query (the view's columns in order, then the weight) without the output table in
-     * between; returns how many view rows were deleted plus inserted.
-     */
-    long applyDelta(Connection connection, String delta) {
-        String names = columns.stream().map(Sql::quote).collect(Collectors.joining(", "));
-        return applyFrom(connection, "(" + delta + "\n) AS d(" + names + ", " + Source.WEIGHT + ")");
-    }
-
-    private long applyFrom(Connection connection, String source) {
         String w = Source.WEIGHT;
         String list = columns.stream().map(Sql::quote).collect(Collectors.joining(", "));
         String netList = columns.stream().map(c -> "n." + Sql.quote(c)).collect(Collectors.joining(", "));
         Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + net + " AS SELECT " + list + ", sum(" + w + ") AS " + w
-                + " FROM " + source + " GROUP BY " + list + " HAVING sum(" + w + ") <> 0");
+                + " FROM " + OUTPUT + " GROUP BY " + list + " HAVING sum(" + w + ") <> 0");
         // How many rows to delete, the most copies of one row to delete and to insert, and per column whether a
         // deleted row has NULL there.
         String shapeSql = "SELECT concat_ws(',', CAST(coalesce(sum(-" + w + ") FILTER (WHERE " + w + " < 0), 0) AS BIGINT), "
