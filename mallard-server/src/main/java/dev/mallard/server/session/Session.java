@@ -162,19 +162,7 @@ public final class Session implements AutoCloseable {
         }
         return sql(connection -> {
             Statement statement = connection.createStatement();
-            try {
-                if (timed(statement, options, () -> statement.execute(sql))) {
-                    return new Outcome(Optional.of(stream(statement, statement.getResultSet(), true, options)), OptionalLong.empty());
-                }
-                long count = Math.max(0, statement.getLargeUpdateCount());
-                statement.close();
-                derived.clear();
-                views.afterWrite();
-                return new Outcome(Optional.empty(), OptionalLong.of(count));
-            } catch (SQLException | RuntimeException e) {
-                statement.close();
-                throw e;
-            }
+            return runOwned(statement, options, () -> statement.execute(sql));
         });
     }
 
@@ -246,21 +234,27 @@ public final class Session implements AutoCloseable {
      * itself; without rows, or failing, the statement is closed at once.
      */
     public Outcome executeOwned(PreparedStatement statement, QueryOptions options) {
-        return sql(connection -> {
-            try {
-                if (timed(statement, options, statement::execute)) {
-                    return new Outcome(Optional.of(stream(statement, statement.getResultSet(), true, options)), OptionalLong.empty());
-                }
-                long count = Math.max(0, statement.getLargeUpdateCount());
-                statement.close();
-                derived.clear();
-                views.afterWrite();
-                return new Outcome(Optional.empty(), OptionalLong.of(count));
-            } catch (SQLException | RuntimeException e) {
-                statement.close();
-                throw e;
+        return sql(connection -> runOwned(statement, options, statement::execute));
+    }
+
+    /**
+     * Runs a statement this call owns: a result stream closes it with itself; an update count, or a failure, closes it
+     * at once (a write also drops the derived schemas and lets the views sync).
+     */
+    private Outcome runOwned(Statement statement, QueryOptions options, Execution execution) throws SQLException {
+        try {
+            if (timed(statement, options, execution)) {
+                return new Outcome(Optional.of(stream(statement, statement.getResultSet(), true, options)), OptionalLong.empty());
             }
-        });
+            long count = Math.max(0, statement.getLargeUpdateCount());
+            statement.close();
+            derived.clear();
+            views.afterWrite();
+            return new Outcome(Optional.empty(), OptionalLong.of(count));
+        } catch (SQLException | RuntimeException e) {
+            statement.close();
+            throw e;
+        }
     }
 
     /** Closes something made on this session's connection, under its lock; also after the session closed. */
