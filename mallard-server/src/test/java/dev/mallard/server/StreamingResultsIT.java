@@ -222,10 +222,11 @@ class StreamingResultsIT {
         TestServers.awaitUntil(reading::get, "the endless response streams");
         boolean cancelled = false;
         while (!cancelled) {
+            // Checked before each cancel goes out: once one has, the response may end at any moment.
+            assertThat(read.isDone()).as("the endless response ends only by the cancel").isFalse();
             HttpResponse<String> answer = http.send(HttpRequest.newBuilder(uri("/v1/cancel?id=endless")).header("Authorization", "Bearer " + token)
                     .build(), HttpResponse.BodyHandlers.ofString());
             cancelled = JSON.readTree(answer.body()).path("cancelled").asBoolean();
-            assertThat(read.isDone()).as("the endless response ends only by the cancel").isFalse();
         }
         // The status went out with the first batch: the response is cut short (an Arrow reader may see that as its end;
         // the response had no end before the cancel). A failure of the test's own reading would show here.
