@@ -102,16 +102,7 @@ class FlightSqlClientIT {
                 "SELECT sum(hash(a.range + b.range)) AS s FROM range(1000000) a, range(1000000) b", bearer);
         try {
             FlightInfo info = prepared.execute(bearer);
-            java.util.concurrent.CompletableFuture<Throwable> fetch = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
-                try (FlightStream stream = sql.getStream(info.getEndpoints().get(0).getTicket(), bearer)) {
-                    while (stream.next()) {
-                        // drained
-                    }
-                    return null;
-                } catch (Throwable e) {
-                    return e;
-                }
-            });
+            java.util.concurrent.CompletableFuture<Throwable> fetch = TestServers.drainInBackground(sql, info, bearer);
             TestServers.awaitUntil(() -> server.sessions().runningStatements() > 0, "the prepared query runs in its DoGet");
             assertThat(sql.cancelFlightInfo(new CancelFlightInfoRequest(info), bearer).getStatus()).isEqualTo(CancelStatus.CANCELLED);
             assertThat(fetch.get(60, java.util.concurrent.TimeUnit.SECONDS))
@@ -126,16 +117,7 @@ class FlightSqlClientIT {
     void cancelFlightInfoInterruptsAStatementQueryWhileItsDoGetRuns() throws Exception {
         FlightInfo info = sql.execute("SELECT sum(hash(a.range + b.range)) AS s FROM range(1000000) a, range(1000000) b", bearer, boundedTime());
         assertThat(info.getSchema().getFields()).extracting(f -> f.getName()).containsExactly("s");
-        java.util.concurrent.CompletableFuture<Throwable> fetch = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
-            try (FlightStream stream = sql.getStream(info.getEndpoints().get(0).getTicket(), bearer)) {
-                while (stream.next()) {
-                    // drained
-                }
-                return null;
-            } catch (Throwable e) {
-                return e;
-            }
-        });
+        java.util.concurrent.CompletableFuture<Throwable> fetch = TestServers.drainInBackground(sql, info, bearer);
         TestServers.awaitUntil(() -> server.sessions().runningStatements() > 0, "the statement query runs in its DoGet");
         assertThat(sql.cancelFlightInfo(new CancelFlightInfoRequest(info), bearer).getStatus()).isEqualTo(CancelStatus.CANCELLED);
         // A trillion-row join: only an interrupt in DuckDB ends it.
@@ -165,16 +147,7 @@ class FlightSqlClientIT {
         headers.insert("x-dd-query-timeout", "120");
         FlightInfo info = sql.execute("SELECT sum(hash(a.range + b.range)) AS s FROM range(1000000) a, range(1000000) b", own,
                 new org.apache.arrow.flight.HeaderCallOption(headers));
-        java.util.concurrent.CompletableFuture<Throwable> fetch = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
-            try (FlightStream stream = sql.getStream(info.getEndpoints().get(0).getTicket(), own)) {
-                while (stream.next()) {
-                    // drained
-                }
-                return null;
-            } catch (Throwable e) {
-                return e;
-            }
-        });
+        java.util.concurrent.CompletableFuture<Throwable> fetch = TestServers.drainInBackground(sql, info, own);
         TestServers.awaitUntil(() -> server.sessions().runningStatements() > 0, "the statement query runs in its DoGet");
         java.net.http.HttpResponse<String> answer = http.send(java.net.http.HttpRequest.newBuilder(
                         java.net.URI.create("http://127.0.0.1:" + server.httpPort() + "/v1/cancel?id=long-flight"))

@@ -180,16 +180,7 @@ class StreamingResultsIT {
         String token = login();
         CredentialCallOption own = new CredentialCallOption(new BearerCredentialWriter(token));
         FlightInfo info = sql.execute(ENDLESS, own, bounded());
-        CompletableFuture<Throwable> fetch = CompletableFuture.supplyAsync(() -> {
-            try (FlightStream stream = sql.getStream(info.getEndpoints().get(0).getTicket(), own)) {
-                while (stream.next()) {
-                    // drained: the server produces batches as fast as it can
-                }
-                return null;
-            } catch (Throwable e) {
-                return e;
-            }
-        });
+        CompletableFuture<Throwable> fetch = TestServers.drainInBackground(sql, info, own);
         TestServers.awaitUntil(() -> server.sessions().runningStatements() > 0, "the endless query streams");
         assertThat(sql.cancelFlightInfo(new CancelFlightInfoRequest(info), own).getStatus()).isIn(CancelStatus.CANCELLED, CancelStatus.CANCELLING);
         assertThat(fetch.get(5, TimeUnit.MINUTES)).isInstanceOfSatisfying(FlightRuntimeException.class, e -> {

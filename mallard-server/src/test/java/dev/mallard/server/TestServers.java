@@ -28,6 +28,24 @@ final class TestServers {
     }
 
     /** Polls {@code condition} every 50 ms; fails after a minute, a bound against hanging and not a timing check. */
+    /**
+     * Reads the FlightInfo's first endpoint to its end on another thread; the future holds what ended the read
+     * (null when the stream ended normally).
+     */
+    static java.util.concurrent.CompletableFuture<Throwable> drainInBackground(org.apache.arrow.flight.sql.FlightSqlClient sql,
+            org.apache.arrow.flight.FlightInfo info, org.apache.arrow.flight.CallOption option) {
+        return java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            try (org.apache.arrow.flight.FlightStream stream = sql.getStream(info.getEndpoints().get(0).getTicket(), option)) {
+                while (stream.next()) {
+                    // drained
+                }
+                return null;
+            } catch (Throwable e) {
+                return e;
+            }
+        });
+    }
+
     static void awaitUntil(java.util.function.BooleanSupplier condition, String what) throws InterruptedException {
         long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.MINUTES.toNanos(1);
         while (!condition.getAsBoolean()) {
