@@ -23,8 +23,9 @@ import picocli.CommandLine.Option;
 /**
  * Incremental maintenance against recompute, per view shape and table size: a fact table {@code facts(id, g, x)}
  * of --rows rows (1,000 groups), a 1,000-row dimension {@code dims} and a 10-row {@code labels}; one view at a
- * time. Single-row commits (each followed by a sync, timed together), 10k-row batches (the sync timed alone), and
- * {@code refresh()} (REFRESH MATERIALIZED VIEW) on the same data, timed the same way.
+ * time. Single-row commits (each followed by the sync a writer runs, {@code syncAfterWrite}, timed together), reads of
+ * the whole view after them, 10k-row batches (the sync timed alone), and {@code refresh()} (REFRESH MATERIALIZED VIEW)
+ * on the same data, timed the same way.
  */
 @Command(name = "views", mixinStandardHelpOptions = true, description = {
     "Materialized view maintenance: commit + sync latency (p50, p99) of single-row INSERT, UPDATE and DELETE,",
@@ -130,6 +131,8 @@ final class ViewsBench implements Callable<Integer> {
                     double p50 = percentile(timings.millis(), 0.5);
                     report(shape, workloads.get(w).name(), rows, timings, writeOnly[w], 1000 / p50, refreshMs);
                 }
+                // What a reader pays, with the single-row commits' changes as a writer leaves them.
+                report(shape, "read_view", rows, reads(sql, shape.name()), Double.NaN, Double.NaN, refreshMs);
                 long firstId = 2L * rows;
                 batch(sql, views, shape, rows, "insert_" + batchRows, refreshMs, b -> "INSERT INTO facts SELECT " + (firstId + (long) b * batchRows)
                         + " + range, (range * 7919) % 1000, hash(range) % 1000 FROM range(" + batchRows + ")");
@@ -173,7 +176,26 @@ final class ViewsBench implements Callable<Integer> {
             long start = System.nanoTime();
             sql.execute(statement);
             if (views != null) {
-                views.sync();
+                views.syncAfterWrite();
+            }
+            millis[i] = millisSince(start);
+        }
+        return new Timings(millis, ProcessCpu.between(cpuStart, ProcessCpu.selfNanos()) / 1e6 / commits);
+    }
+
+    /** {@code --commits} reads of the whole view, each row's columns fetched. */
+    private Timings reads(Statement sql, String view) throws SQLException {
+        double[] millis = new double[commits];
+        long cpuStart = ProcessCpu.selfNanos();
+        for (int i = 0; i < commits; i++) {
+            long start = System.nanoTime();
+            try (ResultSet rows = sql.executeQuery("SELECT * FROM " + view)) {
+                int width = rows.getMetaData().getColumnCount();
+                while (rows.next()) {
+                    for (int c = 1; c <= width; c++) {
+                        rows.getObject(c);
+                    }
+                }
             }
             millis[i] = millisSince(start);
         }
@@ -186,7 +208,7 @@ final class ViewsBench implements Callable<Integer> {
         long cpuStart = ProcessCpu.selfNanos();
         for (int i = 0; i < commits; i++) {
             long start = System.nanoTime();
-            views.sync();
+            views.syncAfterWrite();
             millis[i] = millisSince(start);
         }
         return new Timings(millis, ProcessCpu.between(cpuStart, ProcessCpu.selfNanos()) / 1e6 / commits);
@@ -216,7 +238,7 @@ final class ViewsBench implements Callable<Integer> {
             sql.execute(write.statement(b));
             long cpuStart = ProcessCpu.selfNanos();
             long start = System.nanoTime();
-            views.sync();
+            views.syncAfterWrite();
             millis[b] = millisSince(start);
             cpu += ProcessCpu.between(cpuStart, ProcessCpu.selfNanos());
         }

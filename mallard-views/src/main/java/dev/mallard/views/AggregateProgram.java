@@ -157,6 +157,64 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
     }
 
     /**
+     * Whether the view can be merged on read ({@link #mergedQuery}): it {@link #appliesInPlace}, keeps only sums and
+     * counts (no MIN, MAX or DISTINCT aggregate, whose state a delta alone cannot move), and every branch reads one base
+     * table of this database with no join or subquery, so its pending change is that table's delta log, filtered.
+     */
+    boolean mergesOnRead() {
+        if (!appliesInPlace() || slots.stream().anyMatch(s -> s.isExtreme() || s.distinct())) {
+            return false;
+        }
+        for (Branch branch : inputs) {
+            Source source = branch.source();
+            if (source.occurrences().size() != 1 || !source.requirements().isEmpty()) {
+                return false;
+            }
+            Optional<TableName> table = source.occurrences().get(0).table();
+            if (table.isEmpty() || !table.get().isHome()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * The view's rows as a query over the state and the changes its tables' delta logs hold since the last
+     * {@link #compact}: the pending changes grouped as a sync would group them, joined to the state by key (a full
+     * join: a group may be only in one of them), summed, and the visible groups' outputs cast to the view's column
+     * types. Reading it costs a scan of the state (one row per group) and of the pending changes.
+     */
+    String mergedQuery(List<String> columns, List<String> types) {
+        List<String> merged = new ArrayList<>();
+        keyColumns().forEach(k -> merged.add("coalesce(s." + k + ", d." + k + ") AS " + k));
+        for (String column : stateColumns().subList(keyCount, stateColumns().size())) {
+            merged.add("coalesce(s." + column + ", 0) + coalesce(d." + column + ", 0) AS " + column);
+        }
+        String pending = grouped(Branch.delta(inputs, Set.copyOf(tables())), false);
+        String from = keyCount == 0 ? stateTable() + " AS s, (" + pending + ") AS d"
+                : stateTable() + " AS s FULL JOIN (" + pending + ") AS d ON " + match("s", "d");
+        List<String> named = new ArrayList<>();
+        for (int i = 0; i < columns.size(); i++) {
+            named.add("CAST(" + outputs.get(i) + " AS " + types.get(i) + ") AS " + Sql.quote(columns.get(i)));
+        }
+        return "SELECT " + String.join(", ", named) + " FROM (SELECT " + String.join(", ", merged) + " FROM " + from
+                + ") AS g WHERE " + visible();
+    }
+
+    /**
+     * Folds the pending changes into the state, for a view merged on read: the state then holds what the view shows
+     * and the caller clears the delta logs. The touched groups stay for {@link #inPlaceChangesQuery}. Returns the view
+     * rows the changes replaced plus those they put in their place, as {@link #maintainInPlace} counts them.
+     */
+    long compact(Connection connection, Set<TableName> changed) {
+        moveGroups(connection, changed);
+        long rows = Sql.count(connection, "SELECT (SELECT count(*) FROM " + oldGroups() + " WHERE " + visible()
+                + ") + (SELECT count(*) FROM " + touched() + " AS g WHERE " + visible() + ")");
+        mergeState(connection);
+        return rows;
+    }
+
+    /**
      * The last change this connection applied in place to the view, consolidated, as {@code dbsp_changes} shows it;
      * empty when the view's touched groups are not kept (no in-place sync of it since it was built or refreshed).
      */

@@ -107,6 +107,12 @@ final class Catalog {
                 + "AND lower(view_name) = lower(?)", schema, table).isEmpty();
     }
 
+    /** Whether the current schema of this database holds a (non-temporary) DuckDB view of that name. */
+    boolean isHomeView(String name) {
+        return !Sql.strings(connection, "SELECT 1 FROM duckdb_views() WHERE database_name = current_database() "
+                + "AND schema_name = current_schema() AND lower(view_name) = lower(?)", name).isEmpty();
+    }
+
     /** Any relation of that name in the current schema: table, view or temporary table. */
     boolean relationExists(String name) {
         return !Sql.strings(connection, "SELECT 1 FROM duckdb_tables() WHERE lower(table_name) = lower(?) "

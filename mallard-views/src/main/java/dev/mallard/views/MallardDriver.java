@@ -120,13 +120,13 @@ public final class MallardDriver implements Driver {
                     }
                     case "commit" -> {
                         duck.commit();
-                        views.sync();
+                        views.syncAfterWrite();
                         return null;
                     }
                     case "setAutoCommit" -> {
                         duck.setAutoCommit((Boolean) args[0]);
                         if ((Boolean) args[0]) {
-                            views.sync();
+                            views.syncAfterWrite();
                         }
                         return null;
                     }
@@ -213,7 +213,7 @@ public final class MallardDriver implements Driver {
                         // A batch runs in DuckDB as it is (no view statements in it); its writes are synced.
                         Object counts = delegate(statement, method, args);
                         if (front.autoSync() && duck.getAutoCommit()) {
-                            views.sync();
+                            views.syncAfterWrite();
                         }
                         return counts;
                     }
@@ -257,7 +257,7 @@ public final class MallardDriver implements Driver {
             Object result = delegate(statement, method, args);
             if (SYNCING_UPDATES.contains(method.getName()) && (args == null || args.length == 0) && duck.getAutoCommit()) {
                 try {
-                    views.sync();
+                    views.syncAfterWrite();
                 } catch (MallardException e) {
                     throw asSql(e);
                 }

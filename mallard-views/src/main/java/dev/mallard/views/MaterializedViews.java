@@ -38,12 +38,20 @@ public final class MaterializedViews implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(MaterializedViews.class);
     private static final Pattern NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
 
-    private record MaintainedView(String name, String sql, DeltaProgram program, ViewTable table) {}
+    /**
+     * A view and how it is kept: {@code merged}, its name is a DuckDB view over its state and the pending changes
+     * ({@link AggregateProgram#mergedQuery}), else a table the syncs move.
+     */
+    private record MaintainedView(String name, String sql, DeltaProgram program, ViewTable table, boolean merged) {}
+
+    /** The default of {@link #compactAfter}. */
+    public static final long DEFAULT_COMPACT_ROWS = 1_000;
 
     private final DuckDBConnection user;
     private final DuckDBConnection connection;
     private final ViewRegistry registry;
     private final Catalog catalog;
+    private final SqlTree tree;
     private final ViewCompiler compiler;
     private final AttachedCapture attachedCapture;
     private final Map<String, MaintainedView> views = new LinkedHashMap<>();
@@ -72,13 +80,15 @@ public final class MaterializedViews implements AutoCloseable {
     /** How often a sync checks the fingerprints first; null: only at attach and on {@link #reconcile()}. */
     private Duration reconcileInterval;
     private long lastReconcileNanos = System.nanoTime();
+    private long compactAfterRows = DEFAULT_COMPACT_ROWS;
 
     private MaterializedViews(DuckDBConnection user, DuckDBConnection connection) {
         this.user = user;
         this.connection = connection;
         this.registry = new ViewRegistry(connection);
         this.catalog = new Catalog(connection);
-        this.compiler = new ViewCompiler(new SqlTree(connection), catalog);
+        this.tree = new SqlTree(connection);
+        this.compiler = new ViewCompiler(tree, catalog);
         this.attachedCapture = new AttachedCapture(connection, catalog, registry);
     }
 
@@ -144,6 +154,19 @@ public final class MaterializedViews implements AutoCloseable {
      */
     public MaterializedViews reconcileEvery(Duration interval) {
         this.reconcileInterval = interval;
+        return this;
+    }
+
+    /**
+     * Sets how many pending rows a table's delta log may hold, when only views merged on read use them, before
+     * {@link #syncAfterWrite} folds them into those views' state. Such a view is current without it; each read of
+     * it groups the pending rows, so more rows make writes cheaper and reads dearer. Default {@value #DEFAULT_COMPACT_ROWS}.
+     */
+    public MaterializedViews compactAfter(long rows) {
+        if (rows < 1) {
+            throw new IllegalArgumentException("compactAfter must be at least 1 row, got " + rows);
+        }
+        this.compactAfterRows = rows;
         return this;
     }
 
@@ -248,10 +271,15 @@ public final class MaterializedViews implements AutoCloseable {
     /** Computes the view's query and applies its difference from the view table as the view's delta. */
     private void rescan(MaintainedView view) {
         view.table().prepareOutput(connection);
-        Sql.update(connection, "INSERT INTO " + ViewTable.OUTPUT + " SELECT *, -1 FROM " + view.table().relation());
+        if (!view.merged()) {
+            Sql.update(connection, "INSERT INTO " + ViewTable.OUTPUT + " SELECT *, -1 FROM " + view.table().relation());
+        }
         view.program().dropState(connection);
+        // A view merged on read shows its new state as soon as it is built: there is no table to move.
         view.program().initialize(connection);
-        viewRowsChanged += view.table().apply(connection);
+        if (!view.merged()) {
+            viewRowsChanged += view.table().apply(connection);
+        }
         view.table().dropScratch(connection);
         scanSyncs++;
     }
@@ -292,6 +320,7 @@ public final class MaterializedViews implements AutoCloseable {
                     + " already exists; pick another name" + (existing != null ? " or use CREATE OR REPLACE" : ""));
         }
         checkBinds(name, query);
+        unmerge(tree.tableNames(query));
         DeltaProgram program = compiler.compile(name, query);
         List<MaintainedView> dependents = existing == null && !replacingBroken ? List.of() : dependents(name);
         List<TableName> opened = attachedCapture.open(program.tables());
@@ -303,20 +332,22 @@ public final class MaterializedViews implements AutoCloseable {
             if (existing != null || replacingBroken) {
                 dropInTransaction(name);
             }
-            build(name, query, program);
+            // A replaced view that others read stays a table: they read it through its triggers.
+            build(name, query, program, dependents.isEmpty());
             for (MaintainedView dependent : dependents) {
                 rebuildDependent(dependent, name);
             }
         });
-        LOG.info("materialized view created view={} program={} tables={} rebuilt_dependents={}", name,
-                program.getClass().getSimpleName(), program.tables(), dependents.stream().map(MaintainedView::name).toList());
+        LOG.info("materialized view created view={} program={} merged_on_read={} tables={} rebuilt_dependents={}", name,
+                program.getClass().getSimpleName(), maintained(name).merged(), program.tables(),
+                dependents.stream().map(MaintainedView::name).toList());
     }
 
     /**
      * Creates, fills and registers a compiled view, inside the caller's transaction; its source tables are tracked
      * first if they are not yet.
      */
-    private void build(String name, String query, DeltaProgram program) {
+    private void build(String name, String query, DeltaProgram program, boolean mergeable) {
         Set<TableName> tracked = registry.tracked();
         for (TableName table : new LinkedHashSet<>(program.tables())) {
             if (!tracked.contains(table)) {
@@ -334,15 +365,59 @@ public final class MaterializedViews implements AutoCloseable {
         ViewTable table = new ViewTable(name, columns);
         table.prepareOutput(connection);
         program.initialize(connection);
-        table.apply(connection);
+        MaintainedView view = new MaintainedView(name, query, program, table, mergeable && mergesOnRead(program));
+        if (view.merged()) {
+            List<String> types = Sql.strings(connection, "SELECT column_type FROM (DESCRIBE SELECT * FROM " + table.relation() + ")");
+            String read = ((AggregateProgram) program).mergedQuery(columns, types);
+            Sql.update(connection, "DROP TABLE " + table.relation());
+            Sql.update(connection, "CREATE VIEW " + table.relation() + " AS " + read);
+        } else {
+            table.apply(connection);
+        }
         // Runs the delta program once over the empty logs, so SQL it cannot run fails here and not in a sync.
-        maintain(program, table, Set.copyOf(program.tables()));
+        maintain(view, Set.copyOf(program.tables()));
         table.dropScratch(connection);
         checkFilled(name, query);
         registry.add(name, query);
         generation = registry.bump();
         refreshTracked();
-        views.put(key(name), new MaintainedView(name, query, program, table));
+        views.put(key(name), view);
+    }
+
+    /**
+     * Whether a view is merged on read: its program can be ({@link AggregateProgram#mergesOnRead}) and it reads no
+     * other materialized view (whose changes reach a delta log only when a sync moves it).
+     */
+    private boolean mergesOnRead(DeltaProgram program) {
+        return program instanceof AggregateProgram aggregate && aggregate.mergesOnRead()
+                && program.tables().stream().noneMatch(this::isViewTable);
+    }
+
+    private boolean isViewTable(TableName table) {
+        return table.isHome() && table.schema().equalsIgnoreCase(catalog.currentSchema()) && views.containsKey(key(table.table()));
+    }
+
+    /**
+     * Turns the views merged on read named in {@code names} (lower case) into tables, each in a transaction of its
+     * own, so a view or {@code dbsp_track} can read them (a DuckDB view has no triggers). A view turned into a table
+     * needlessly (a CTE of that name) stays correct.
+     */
+    private void unmerge(Set<String> names) {
+        for (MaintainedView view : List.copyOf(views.values())) {
+            if (view.merged() && names.contains(key(view.name()))) {
+                transaction(() -> {
+                    syncInTransaction();
+                    String read = "SELECT * FROM " + view.table().relation();
+                    Sql.update(connection, "CREATE TEMP TABLE mallard_unmerged AS " + read);
+                    Sql.update(connection, "DROP VIEW " + view.table().relation());
+                    Sql.update(connection, "CREATE TABLE " + view.table().relation() + " AS SELECT * FROM mallard_unmerged");
+                    Sql.update(connection, "DROP TABLE mallard_unmerged");
+                    generation = registry.bump();
+                    views.put(key(view.name()), new MaintainedView(view.name(), view.sql(), view.program(), view.table(), false));
+                });
+                LOG.info("materialized view turned into a table view={} reason=\"another view or dbsp_track reads it\"", view.name());
+            }
+        }
     }
 
     /**
@@ -352,7 +427,7 @@ public final class MaterializedViews implements AutoCloseable {
     private void rebuildDependent(MaintainedView dependent, String replaced) {
         try {
             checkBinds(dependent.name(), dependent.sql());
-            build(dependent.name(), dependent.sql(), compiler.compile(dependent.name(), dependent.sql()));
+            build(dependent.name(), dependent.sql(), compiler.compile(dependent.name(), dependent.sql()), true);
         } catch (MallardException e) {
             throw new MallardException(ErrorCode.USER_VIEW_DEPENDED_ON, "materialized view " + replaced
                     + " was not replaced: materialized view " + dependent.name() + " reads it and does not work against "
@@ -427,7 +502,7 @@ public final class MaterializedViews implements AutoCloseable {
 
     private void dropInTransaction(String name) {
         new ViewTable(name, List.of()).dropChanges(connection);
-        Sql.update(connection, "DROP TABLE IF EXISTS " + Sql.quote(name));
+        Sql.update(connection, (catalog.isHomeView(name) ? "DROP VIEW IF EXISTS " : "DROP TABLE IF EXISTS ") + Sql.quote(name));
         AggregateProgram.dropState(connection, name);
         registry.remove(name);
         generation = registry.bump();
@@ -503,6 +578,9 @@ public final class MaterializedViews implements AutoCloseable {
      * catalog spells it.
      */
     public String track(String table) {
+        requireNonNull(table, "table is null");
+        String[] parts = table.split("\\.");
+        unmerge(Set.of(parts[parts.length - 1].replace("\"", "").toLowerCase(Locale.ROOT)));
         TableName name = trackable(table);
         List<TableName> opened = attachedCapture.open(List.of(name));
         transactionOpening(opened, () -> {
@@ -560,11 +638,16 @@ public final class MaterializedViews implements AutoCloseable {
         transaction(() -> {
             // The view itself is rebuilt from the tables, so its share of the captured changes is not applied.
             syncInTransaction(Set.of(key(name)));
-            Sql.update(connection, "DELETE FROM " + view.table().relation());
-            view.program().dropState(connection);
+            // The output table first: a view merged on read cannot be described without its state.
             view.table().prepareOutput(connection);
+            if (!view.merged()) {
+                Sql.update(connection, "DELETE FROM " + view.table().relation());
+            }
+            view.program().dropState(connection);
             view.program().initialize(connection);
-            view.table().fill(connection);
+            if (!view.merged()) {
+                view.table().fill(connection);
+            }
             view.table().dropScratch(connection);
             checkFilled(view.name(), view.sql());
         });
@@ -573,9 +656,22 @@ public final class MaterializedViews implements AutoCloseable {
 
     /**
      * Applies every change captured since the last sync to every view, in one transaction, and clears the
-     * delta logs. Returns how many view rows were deleted plus inserted.
+     * delta logs (views merged on read fold their pending changes into their state). Returns how many view rows
+     * were deleted plus inserted.
      */
     public long sync() {
+        return sync(false);
+    }
+
+    /**
+     * What a writer runs after its commit: as {@link #sync}, except that the changes only views merged on read use
+     * stay pending (those views show them already) until a table's log holds {@link #compactAfter} rows.
+     */
+    public long syncAfterWrite() {
+        return sync(true);
+    }
+
+    private long sync(boolean afterWrite) {
         if (databasesChanged()) {
             // A database was attached or detached: its views break, or come back and are checked.
             reload();
@@ -584,7 +680,7 @@ public final class MaterializedViews implements AutoCloseable {
                 && System.nanoTime() - lastReconcileNanos >= reconcileInterval.toNanos()) {
             reconcile();
         }
-        if (!attachedTracked && nothingCaptured()) {
+        if (!attachedTracked && nothingCaptured(afterWrite)) {
             syncs++;
             return 0;
         }
@@ -637,7 +733,7 @@ public final class MaterializedViews implements AutoCloseable {
                 continue;
             }
             // The scratch tables stay (temporary, this connection's): the next view replaces them.
-            long applied = maintain(view.program(), view.table(), touched);
+            long applied = maintain(view, touched);
             rows += applied;
             TableName own = new TableName(schema, view.name());
             if (applied > 0 && trackedTables.contains(own)) {
@@ -658,9 +754,15 @@ public final class MaterializedViews implements AutoCloseable {
     /**
      * Moves a view by the deltas of the changed tables: in place when its program can find a changed row by its
      * keys, else through a Z-set of changes that the view table consolidates and applies. Returns the view rows
-     * deleted plus inserted.
+     * deleted plus inserted (for a view merged on read, which showed the changes when they were committed, the rows
+     * they replaced and put in their place).
      */
-    private long maintain(DeltaProgram program, ViewTable table, Set<TableName> changed) {
+    private long maintain(MaintainedView view, Set<TableName> changed) {
+        DeltaProgram program = view.program();
+        ViewTable table = view.table();
+        if (view.merged()) {
+            return ((AggregateProgram) program).compact(connection, changed);
+        }
         if (program instanceof AggregateProgram aggregate && aggregate.appliesInPlace()) {
             return aggregate.maintainInPlace(connection, changed, table);
         }
@@ -671,21 +773,37 @@ public final class MaterializedViews implements AutoCloseable {
 
     /**
      * Whether a sync would find nothing to do: the catalog is as this attachment compiled it and no delta log holds
-     * a row, read outside a transaction. A sync follows the commit of the write it serves, so that write's rows are
-     * seen; rows committed later are their own writer's to sync. Never for attached tables, whose rows wait in their
-     * own database's capture log until a sync copies them.
+     * a row (after a write, none but fewer than {@link #compactAfter} rows that only views merged on read use), read
+     * outside a transaction. A sync follows the commit of the write it serves, so that write's rows are seen; rows
+     * committed later are their own writer's to sync. Never for attached tables, whose rows wait in their own
+     * database's capture log until a sync copies them.
      */
-    private boolean nothingCaptured() {
-        long[] pending = poll(List.copyOf(trackedTables));
+    private boolean nothingCaptured(boolean afterWrite) {
+        List<TableName> tables = List.copyOf(trackedTables);
+        long[] pending = poll(tables);
         if (pending[0] != generation) {
             return false;
         }
         for (int i = 1; i < pending.length; i++) {
-            if (pending[i] != 0) {
+            if (pending[i] != 0 && !(afterWrite && pending[i] < compactAfterRows && onlyMergedViewsRead(tables.get(i - 1)))) {
                 return false;
             }
         }
         return true;
+    }
+
+    /** Whether some view reads the table and every view that does is merged on read. */
+    private boolean onlyMergedViewsRead(TableName table) {
+        boolean read = false;
+        for (MaintainedView view : views.values()) {
+            if (view.program().tables().contains(table)) {
+                if (!view.merged()) {
+                    return false;
+                }
+                read = true;
+            }
+        }
+        return read;
     }
 
     /**
@@ -769,9 +887,13 @@ public final class MaterializedViews implements AutoCloseable {
     /**
      * The view's last applied change, on the views' own connection: the view's columns and {@code weight}
      * (+k: k copies of the row were inserted, -k: deleted), consolidated; empty when no sync of this
-     * attachment has changed the view. Closing the result closes its statement.
+     * attachment has changed the view. A view merged on read takes its pending changes in first (a {@link #sync}),
+     * so its last change holds every write since the one before. Closing the result closes its statement.
      */
     public ResultSet changes(String name) {
+        if (maintained(name).merged()) {
+            sync();
+        }
         MaintainedView view = maintained(name);
         try {
             Statement statement = connection.createStatement();
@@ -788,7 +910,7 @@ public final class MaterializedViews implements AutoCloseable {
     /** Syncs, then reads the view on the attached connection; closing the result closes its statement. */
     public ResultSet query(String name) {
         MaintainedView view = maintained(name);
-        sync();
+        syncAfterWrite();
         try {
             Statement statement = user.createStatement();
             statement.closeOnCompletion();
@@ -905,8 +1027,13 @@ public final class MaterializedViews implements AutoCloseable {
                             + columns.size() + " columns but its query now gives " + program.outputs().size()
                             + " (a table it reads changed)");
                 }
+                boolean merged = catalog.isHomeView(entry.name());
+                if (merged && !(program instanceof AggregateProgram aggregate && aggregate.mergesOnRead())) {
+                    throw new MallardException(ErrorCode.USER_VIEW_BROKEN, "materialized view " + entry.name()
+                            + " is kept as a view over its state, which its query no longer allows");
+                }
                 views.put(key(entry.name()), new MaintainedView(entry.name(), entry.sql(), program,
-                        new ViewTable(entry.name(), columns)));
+                        new ViewTable(entry.name(), columns), merged));
             } catch (MallardException e) {
                 broken.put(key(entry.name()), e.getMessage());
                 LOG.warn("materialized view cannot be maintained view={} reason=\"{}\" fix=\"DROP MATERIALIZED VIEW {} and create it again\"",

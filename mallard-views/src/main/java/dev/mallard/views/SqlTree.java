@@ -8,9 +8,12 @@ import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
 import java.io.IOException;
 import java.sql.Connection;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * DuckDB's own parser and printer: {@code json_serialize_sql} gives the parse tree of a statement and
@@ -37,6 +40,23 @@ final class SqlTree {
                     "a materialized view is defined by exactly one query; got " + statements.size() + " statements");
         }
         return statements.get(0).path("node");
+    }
+
+    /**
+     * The names (lower case, without schema) of the tables a query reads anywhere in its tree, CTE names included:
+     * what a query may read, for callers that must prepare every relation it could.
+     */
+    Set<String> tableNames(String sql) {
+        Set<String> names = new HashSet<>();
+        collectTableNames(serialize(sql), names);
+        return names;
+    }
+
+    private static void collectTableNames(JsonNode node, Set<String> names) {
+        if (node.isObject() && "BASE_TABLE".equals(node.path("type").asText()) && node.has("table_name")) {
+            names.add(node.path("table_name").asText().toLowerCase(Locale.ROOT));
+        }
+        node.forEach(child -> collectTableNames(child, names));
     }
 
     /** The tree of one scalar expression written in SQL. */

@@ -125,7 +125,7 @@ public final class ViewSql {
         if ((m = QUERY.matcher(sql)).matches()) {
             String name = unescape(m.group(1));
             views.definition(name);
-            views.sync();
+            views.syncAfterWrite();
             return query("SELECT * FROM " + Sql.quote(name));
         }
         if ((m = CHANGES.matcher(sql)).matches()) {
@@ -165,7 +165,7 @@ public final class ViewSql {
         }
         Result result = passThrough(sql);
         if (autoSync && result.rows().isEmpty() && autoCommit()) {
-            views.sync();
+            views.syncAfterWrite();
         }
         return result;
     }

@@ -18,7 +18,8 @@ import org.duckdb.DuckDBConnection;
  * EXCEPT/INTERSECT, IN/EXISTS subqueries, views over views, recursive CTEs, windows and top-k, scalar
  * subqueries, aggregating CTEs),
  * random batches of INSERT, UPDATE, DELETE and TRUNCATE (some in transactions that roll back); after every
- * sync, {@code view EXCEPT ALL query} and {@code query EXCEPT ALL view} are both empty.
+ * sync (a full one or a writer's), {@code view EXCEPT ALL query} and {@code query EXCEPT ALL view} are both empty, and
+ * for views merged on read also after every batch, before any sync.
  *
  * <p>AVG over DECIMAL is compared rounded to 10 places: DuckDB itself divides the sum by the count either in
  * double or in extended precision depending on the plan, so the last binary digit is not stable even for a
@@ -119,11 +120,22 @@ class ViewsEqualTheirQueryTest {
                 views.createView("v" + i, queries.get(i));
                 assertEqual(connection, "v" + i, queries.get(i), "after create");
             }
+            // Small, so that writers' syncs both leave merged views' changes pending and fold them in.
+            views.compactAfter(4);
             for (int step = 1; step < history.size(); step++) {
                 Batch batch = history.get(step);
                 batch.run(connection);
+                for (int i = 0; i < queries.size(); i++) {
+                    if (mergedOnRead(connection, "v" + i)) {
+                        assertEqual(connection, "v" + i, queries.get(i), "before a sync, after step " + step + " " + batch);
+                    }
+                }
                 if (batch.sync() || step == history.size() - 1) {
-                    views.sync();
+                    if (step % 2 == 0) {
+                        views.syncAfterWrite();
+                    } else {
+                        views.sync();
+                    }
                     for (int i = 0; i < queries.size(); i++) {
                         assertEqual(connection, "v" + i, queries.get(i), "after step " + step + " " + batch);
                     }
@@ -132,6 +144,11 @@ class ViewsEqualTheirQueryTest {
         } catch (java.sql.SQLException e) {
             throw new IllegalStateException(e);
         }
+    }
+
+    /** A view merged on read is a DuckDB view over its state and pending changes; the others are tables. */
+    private static boolean mergedOnRead(DuckDBConnection connection, String view) {
+        return !DuckDb.rows(connection, "SELECT 1 FROM duckdb_views() WHERE view_name = '" + view + "'").isEmpty();
     }
 
     private static void assertEqual(DuckDBConnection connection, String view, String query, String when) {

@@ -264,7 +264,7 @@ public final class PipelineRunner implements AutoCloseable {
     private static void syncViews(Optional<MaterializedViews> views) {
         if (views.isPresent()) {
             long started = System.nanoTime();
-            long changed = views.get().sync();
+            long changed = views.get().syncAfterWrite();
             LOG.debug("views synced view_rows_changed={} micros={}", changed, (System.nanoTime() - started) / 1000);
         }
     }

@@ -81,7 +81,7 @@ public final class ServedViews implements AutoCloseable {
         if (views != null) {
             synchronized (views) {
                 try {
-                    views.sync();
+                    views.syncAfterWrite();
                 } catch (MallardException e) {
                     LOG.warn("views not synced after a write, the next sync applies the changes code={} reason={}",
                             e.errorCode().code(), Redactor.redact(String.valueOf(e.getMessage())));
