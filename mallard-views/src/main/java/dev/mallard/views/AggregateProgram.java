@@ -202,16 +202,35 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
     }
 
     /**
-     * Folds the pending changes into the state, for a view merged on read: the state then holds what the view shows
-     * and the caller clears the delta logs. The touched groups stay for {@link #inPlaceChangesQuery}. Returns the view
-     * rows the changes replaced plus those they put in their place, as {@link #maintainInPlace} counts them.
+     * Folds the pending changes into the state, for a view merged on read: one MERGE of the grouped changes (one
+     * UPDATE for a global aggregate); the caller clears the delta logs. Sums and counts move by the delta alone, so
+     * unlike {@link #maintainInPlace} no touched-groups table is needed. Returns the state rows updated, inserted or
+     * deleted: the groups the changes touched.
      */
     long compact(Connection connection, Set<TableName> changed) {
+        String pending = grouped(Branch.delta(inputs, changed), false);
+        List<String> moved = stateColumns().subList(keyCount, stateColumns().size());
+        String sums = moved.stream().map(c -> c + " = g." + c + " + d." + c).collect(Collectors.joining(", "));
+        if (keyCount == 0) {
+            return Sql.update(connection, "UPDATE " + stateTable() + " AS g SET " + sums + " FROM (" + pending + ") AS d");
+        }
+        return Sql.update(connection, "MERGE INTO " + stateTable() + " AS g USING (" + pending + ") AS d ON (" + match("g", "d")
+                + ") WHEN MATCHED AND g." + COUNT + " + d." + COUNT + " = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET " + sums
+                + " WHEN NOT MATCHED AND d." + COUNT + " <> 0 THEN INSERT (" + String.join(", ", stateColumns()) + ") VALUES ("
+                + stateColumns().stream().map(c -> "d." + c).collect(Collectors.joining(", ")) + ")");
+    }
+
+    /**
+     * For a view merged on read, before {@link #compact}: keeps the change the pending rows make to the view, as
+     * {@link #inPlaceChangesQuery} reads it (the touched groups' old and new state).
+     */
+    void keepChange(Connection connection, Set<TableName> changed) {
         moveGroups(connection, changed);
-        long rows = Sql.count(connection, "SELECT (SELECT count(*) FROM " + oldGroups() + " WHERE " + visible()
-                + ") + (SELECT count(*) FROM " + touched() + " AS g WHERE " + visible() + ")");
-        mergeState(connection);
-        return rows;
+    }
+
+    /** Forgets the change {@link #keepChange} kept, once a later compaction has made it stale. */
+    void dropChange(Connection connection) {
+        Sql.update(connection, "DROP TABLE IF EXISTS " + touched());
     }
 
     /**

@@ -81,6 +81,10 @@ public final class MaterializedViews implements AutoCloseable {
     private Duration reconcileInterval;
     private long lastReconcileNanos = System.nanoTime();
     private long compactAfterRows = DEFAULT_COMPACT_ROWS;
+    /** Views merged on read whose last compaction kept its change (for {@link #changes}), by key. */
+    private final Set<String> changesKept = new HashSet<>();
+    /** Whether the running sync keeps the changes of the views merged on read: not for a writer's. */
+    private boolean keepMergedChanges = true;
 
     private MaterializedViews(DuckDBConnection user, DuckDBConnection connection) {
         this.user = user;
@@ -665,13 +669,23 @@ public final class MaterializedViews implements AutoCloseable {
 
     /**
      * What a writer runs after its commit: as {@link #sync}, except that the changes only views merged on read use
-     * stay pending (those views show them already) until a table's log holds {@link #compactAfter} rows.
+     * stay pending (those views show them already) until a table's log holds {@link #compactAfter} rows, and that
+     * folding them in keeps no change for {@link #changes}.
      */
     public long syncAfterWrite() {
         return sync(true);
     }
 
     private long sync(boolean afterWrite) {
+        keepMergedChanges = !afterWrite;
+        try {
+            return syncOnce(afterWrite);
+        } finally {
+            keepMergedChanges = true;
+        }
+    }
+
+    private long syncOnce(boolean afterWrite) {
         if (databasesChanged()) {
             // A database was attached or detached: its views break, or come back and are checked.
             reload();
@@ -754,14 +768,21 @@ public final class MaterializedViews implements AutoCloseable {
     /**
      * Moves a view by the deltas of the changed tables: in place when its program can find a changed row by its
      * keys, else through a Z-set of changes that the view table consolidates and applies. Returns the view rows
-     * deleted plus inserted (for a view merged on read, which showed the changes when they were committed, the rows
-     * they replaced and put in their place).
+     * deleted plus inserted (for a view merged on read, which showed the changes when they were committed, the
+     * groups they touched).
      */
     private long maintain(MaintainedView view, Set<TableName> changed) {
         DeltaProgram program = view.program();
         ViewTable table = view.table();
         if (view.merged()) {
-            return ((AggregateProgram) program).compact(connection, changed);
+            AggregateProgram aggregate = (AggregateProgram) program;
+            if (keepMergedChanges) {
+                aggregate.keepChange(connection, changed);
+                changesKept.add(key(view.name()));
+            } else if (changesKept.remove(key(view.name()))) {
+                aggregate.dropChange(connection);
+            }
+            return aggregate.compact(connection, changed);
         }
         if (program instanceof AggregateProgram aggregate && aggregate.appliesInPlace()) {
             return aggregate.maintainInPlace(connection, changed, table);
@@ -888,7 +909,8 @@ public final class MaterializedViews implements AutoCloseable {
      * The view's last applied change, on the views' own connection: the view's columns and {@code weight}
      * (+k: k copies of the row were inserted, -k: deleted), consolidated; empty when no sync of this
      * attachment has changed the view. A view merged on read takes its pending changes in first (a {@link #sync}),
-     * so its last change holds every write since the one before. Closing the result closes its statement.
+     * so its last change holds every write since the compaction before; empty when a writer's sync folded changes in
+     * since ({@link #syncAfterWrite} keeps no change). Closing the result closes its statement.
      */
     public ResultSet changes(String name) {
         if (maintained(name).merged()) {

@@ -143,18 +143,24 @@ class MaterializedViewsTest {
             assertThat(DuckDb.rows(first, pending)).containsExactly("1");
             assertThat(DuckDb.rows(first, "SELECT * FROM by_city ORDER BY ALL")).containsExactly("Oslo|15.75|2|1.5", "Rome|9.00|2|3.0",
                     "null|1.00|1|4.0");
+            // Asking for the change folds the pending rows in and keeps what they did to the view; a writer's sync keeps none.
+            assertThat(changes(attached, "by_city")).containsExactly("Rome|7.00|1|null|-1", "Rome|9.00|2|3.0|1");
+            assertThat(DuckDb.rows(first, pending)).containsExactly("0");
             DuckDb.run(first, "DELETE FROM orders WHERE id IN (1, 4)");
             attached.syncAfterWrite();
-            assertThat(DuckDb.rows(first, pending)).containsExactly("0");
-            assertThat(changes(attached, "by_city")).containsExactly("Oslo|15.75|2|1.5|-1", "Oslo|5.25|1|2.0|1",
-                    "Rome|7.00|1|null|-1", "Rome|9.00|2|3.0|1", "null|1.00|1|4.0|-1");
+            assertThat(DuckDb.rows(first, pending)).containsExactly("2");
             DuckDb.run(first, "UPDATE orders SET qty = 9 WHERE id = 2");
+            attached.syncAfterWrite();
+            assertThat(DuckDb.rows(first, pending)).containsExactly("0");
+            assertThat(changes(attached, "by_city")).isEmpty();
+            assertThat(DuckDb.difference(first, "by_city", byCity)).isZero();
+            DuckDb.run(first, "DELETE FROM orders WHERE id = 3");
         }
         try (DuckDBConnection second = DuckDb.open(url); MaterializedViews attached = MaterializedViews.attach(second)) {
             assertThat(kinds(second)).containsExactly("by_city|VIEW", "totals|VIEW");
-            assertThat(DuckDb.rows(second, pending)).containsExactly("2");
-            assertThat(DuckDb.rows(second, "SELECT * FROM by_city ORDER BY ALL")).containsExactly("Oslo|5.25|1|9.0", "Rome|9.00|2|3.0");
-            assertThat(DuckDb.rows(second, "SELECT * FROM totals")).containsExactly("12|3");
+            assertThat(DuckDb.rows(second, pending)).containsExactly("1");
+            assertThat(DuckDb.rows(second, "SELECT * FROM by_city ORDER BY ALL")).containsExactly("Oslo|5.25|1|9.0", "Rome|2.00|1|3.0");
+            assertThat(DuckDb.rows(second, "SELECT * FROM totals")).containsExactly("12|2");
 
             attached.createView("lowest", "SELECT city, min(amount) AS lo FROM orders GROUP BY city");
             attached.createView("cities", "SELECT count(*) AS cities FROM by_city");
