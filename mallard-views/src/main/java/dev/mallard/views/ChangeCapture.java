@@ -120,20 +120,12 @@ final class ChangeCapture {
 
     /** Captured rows not yet applied (for an attached table, also those not yet copied into its delta log). */
     static long pending(Connection connection, TableName table) {
-        long pending = Sql.count(connection, pendingQuery(table));
+        long pending = Sql.count(connection, "SELECT count(*) FROM " + table.deltaTable());
         if (!table.isHome()) {
             pending += Sql.count(connection, "SELECT count(*) FROM " + table.captureLog() + " WHERE " + ID
                     + " NOT IN (SELECT id FROM " + table.consumedTable() + ")");
         }
         return pending;
-    }
-
-    /**
-     * The count of the table's delta log, for a sync to read every table's count in one statement (an attached
-     * table's capture log is copied into its delta log first).
-     */
-    static String pendingQuery(TableName table) {
-        return "SELECT count(*) FROM " + table.deltaTable();
     }
 
     /** The captured changes were applied: adds them to the table's fingerprint and empties the log. */

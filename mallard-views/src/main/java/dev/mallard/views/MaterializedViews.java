@@ -829,37 +829,32 @@ public final class MaterializedViews implements AutoCloseable {
 
     /**
      * The catalog's generation, then each table's count of captured rows not yet applied: one statement, prepared
-     * once for the tracked tables, since a sync with nothing to do should cost little more than a round trip.
+     * once for the tracked tables, since a sync with nothing to do should cost little more than a round trip. A
+     * UNION ALL of numbered rows, which DuckDB runs in about half the time of one row of scalar subqueries.
      */
     private long[] poll(List<TableName> tables) {
-        StringBuilder sql = new StringBuilder("SELECT concat_ws(',', (" + ViewRegistry.generationQuery() + ")");
-        for (TableName table : tables) {
-            sql.append(", (").append(ChangeCapture.pendingQuery(table)).append(")");
+        StringBuilder sql = new StringBuilder("SELECT 0 AS i, n FROM (" + ViewRegistry.generationQuery() + ") AS g(n)");
+        for (int i = 0; i < tables.size(); i++) {
+            sql.append("\nUNION ALL SELECT ").append(i + 1).append(", count(*) FROM ").append(tables.get(i).deltaTable());
         }
-        String[] values = pollResult(sql.append(")").toString()).split(",");
-        long[] numbers = new long[values.length];
-        for (int i = 0; i < values.length; i++) {
-            numbers[i] = Long.parseLong(values[i]);
-        }
-        return numbers;
-    }
-
-    private String pollResult(String sql) {
+        long[] numbers = new long[tables.size() + 1];
         try {
-            if (!sql.equals(pollSql)) {
+            if (!sql.toString().equals(pollSql)) {
                 closePoll();
-                pollStatement = connection.prepareStatement(sql);
-                pollSql = sql;
+                pollStatement = connection.prepareStatement(sql.toString());
+                pollSql = sql.toString();
             }
-            try (ResultSet row = pollStatement.executeQuery()) {
-                row.next();
-                return row.getString(1);
+            try (ResultSet rows = pollStatement.executeQuery()) {
+                while (rows.next()) {
+                    numbers[rows.getInt(1)] = rows.getLong(2);
+                }
             }
         } catch (SQLException e) {
             closePoll();
             throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "DuckDB failed reading the views' pending changes: "
                     + e.getMessage(), e);
         }
+        return numbers;
     }
 
     private void closePoll() {
