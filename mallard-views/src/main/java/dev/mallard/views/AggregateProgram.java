@@ -158,24 +158,29 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
 
     /**
      * Whether the view can be merged on read ({@link #mergedQuery}): it {@link #appliesInPlace}, keeps only sums and
-     * counts (no MIN, MAX or DISTINCT aggregate, whose state a delta alone cannot move), and every branch reads one base
-     * table of this database with no join or subquery, so its pending change is that table's delta log, filtered.
+     * counts (no MIN, MAX or DISTINCT aggregate, whose state a delta alone cannot move), and every branch reads base
+     * tables of this database through inner joins and a WHERE clause only, so its pending change is the join terms
+     * over the tables' delta logs.
      */
     boolean mergesOnRead() {
         if (!appliesInPlace() || slots.stream().anyMatch(s -> s.isExtreme() || s.distinct())) {
             return false;
         }
         for (Branch branch : inputs) {
-            Source source = branch.source();
-            if (source.occurrences().size() != 1 || !source.requirements().isEmpty()) {
-                return false;
-            }
-            Optional<TableName> table = source.occurrences().get(0).table();
-            if (table.isEmpty() || !table.get().isHome()) {
+            if (!branch.source().innerOnly() || branch.source().tables().stream().anyMatch(t -> !t.isHome())) {
                 return false;
             }
         }
         return true;
+    }
+
+    /**
+     * Whether every branch mentions one table once. Then a read groups only the pending rows; with a join, a table's
+     * pending rows are joined with the other tables' current rows, a scan of each (DuckDB skips it while the pending
+     * side is empty).
+     */
+    boolean readsOneMention() {
+        return inputs.stream().allMatch(b -> b.source().occurrences().size() == 1);
     }
 
     /**

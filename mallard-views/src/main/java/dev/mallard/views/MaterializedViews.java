@@ -806,19 +806,22 @@ public final class MaterializedViews implements AutoCloseable {
             return false;
         }
         for (int i = 1; i < pending.length; i++) {
-            if (pending[i] != 0 && !(afterWrite && pending[i] < compactAfterRows && onlyMergedViewsRead(tables.get(i - 1)))) {
+            if (pending[i] != 0 && !(afterWrite && pending[i] < compactAfterRows && pendingMayWait(tables.get(i - 1)))) {
                 return false;
             }
         }
         return true;
     }
 
-    /** Whether some view reads the table and every view that does is merged on read. */
-    private boolean onlyMergedViewsRead(TableName table) {
+    /**
+     * Whether the table's pending rows may wait for a later sync: some view reads the table and every view that does
+     * is merged on read and mentions one table (a join reads pending rows against the other tables' whole rows).
+     */
+    private boolean pendingMayWait(TableName table) {
         boolean read = false;
         for (MaintainedView view : views.values()) {
             if (view.program().tables().contains(table)) {
-                if (!view.merged()) {
+                if (!view.merged() || !((AggregateProgram) view.program()).readsOneMention()) {
                     return false;
                 }
                 read = true;
