@@ -8,6 +8,7 @@ import java.io.PrintWriter;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -34,8 +35,15 @@ final class ViewsBench implements Callable<Integer> {
     /** A view of the benchmark; {@code issue} is its letter in the issue's list, or empty for an extra shape. */
     private record Shape(String issue, String name, String sql) {}
 
-    /** A single-row write; {@code sql} has {@code ?} where the id goes. */
-    private record Commit(String name, String sql) {}
+    /**
+     * A single-row write; {@code sql} has {@code ?} where the id goes: written in as text, or bound as a parameter of
+     * a statement prepared once ({@code prepared}), as an application's JDBC code would.
+     */
+    private record Commit(String name, String sql, boolean prepared) {
+        Commit(String name, String sql) {
+            this(name, sql, false);
+        }
+    }
 
     /** Wall times of each operation, and the process's CPU time per operation over all of them (all threads). */
     private record Timings(double[] millis, double cpuMillis) {}
@@ -154,6 +162,7 @@ final class ViewsBench implements Callable<Integer> {
     private static List<Commit> workloads(Shape shape, int rows) {
         List<Commit> workloads = new ArrayList<>(List.of(
                 new Commit("insert_1row", "INSERT INTO facts VALUES (?, (CAST(? AS BIGINT) * 7919) % 1000, hash(?) % 1000)"),
+                new Commit("insert_1row_prepared", "INSERT INTO facts VALUES (?, (CAST(? AS BIGINT) * 7919) % 1000, hash(?) % 1000)", true),
                 new Commit("update_1row", "UPDATE facts SET x = x + 1 WHERE id = ?"),
                 new Commit("delete_1row", "DELETE FROM facts WHERE id = ?")));
         if (shape.sql().contains("min(")) {
@@ -168,23 +177,32 @@ final class ViewsBench implements Callable<Integer> {
         List<Long> groupMinima = commit.name().equals("delete_group_min_1row") ? groupMinima(sql) : List.of();
         for (int i = 0; i < commits; i++) {
             ids[i] = switch (commit.name()) {
-                case "insert_1row" -> nextId++;
+                case "insert_1row", "insert_1row_prepared" -> nextId++;
                 case "delete_group_min_1row" -> groupMinima.get(i % groupMinima.size());
                 default -> random.nextInt(rows);
             };
         }
         double[] millis = new double[commits];
-        long cpuStart = ProcessCpu.selfNanos();
-        for (int i = 0; i < commits; i++) {
-            String statement = commit.sql().replace("?", Long.toString(ids[i]));
-            long start = System.nanoTime();
-            sql.execute(statement);
-            if (views != null) {
-                views.syncAfterWrite();
+        int parameters = (int) commit.sql().chars().filter(c -> c == '?').count();
+        try (PreparedStatement prepared = commit.prepared() ? sql.getConnection().prepareStatement(commit.sql()) : null) {
+            long cpuStart = ProcessCpu.selfNanos();
+            for (int i = 0; i < commits; i++) {
+                long start = System.nanoTime();
+                if (prepared != null) {
+                    for (int p = 1; p <= parameters; p++) {
+                        prepared.setLong(p, ids[i]);
+                    }
+                    prepared.executeUpdate();
+                } else {
+                    sql.execute(commit.sql().replace("?", Long.toString(ids[i])));
+                }
+                if (views != null) {
+                    views.syncAfterWrite();
+                }
+                millis[i] = millisSince(start);
             }
-            millis[i] = millisSince(start);
+            return new Timings(millis, ProcessCpu.between(cpuStart, ProcessCpu.selfNanos()) / 1e6 / commits);
         }
-        return new Timings(millis, ProcessCpu.between(cpuStart, ProcessCpu.selfNanos()) / 1e6 / commits);
     }
 
     /** {@code --commits} reads of the whole view, each row's columns fetched. */
