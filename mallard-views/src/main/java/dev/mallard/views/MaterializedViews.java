@@ -959,7 +959,7 @@ public final class MaterializedViews implements AutoCloseable {
         for (TableName table : trackedTables) {
             pending += ChangeCapture.pending(connection, table);
         }
-        return new ViewStats(views.size(), broken.size(), tracked.size(), pending, syncs, deltaSyncs, capturedRows, viewRowsChanged,
+        return new ViewStats(views.size(), views.values().stream().filter(MaintainedView::merged).count(), broken.size(), tracked.size(), pending, syncs, deltaSyncs, capturedRows, viewRowsChanged,
                 refreshes, exactDeltaSyncs, scanSyncs, provisional.stream().map(TableName::toString).toList(), reconcileFailures,
                 lastReconcileError);
     }

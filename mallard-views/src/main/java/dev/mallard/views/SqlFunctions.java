@@ -82,6 +82,7 @@ final class SqlFunctions {
     static List<Metric> metrics(ViewStats stats) {
         return List.of(
                 new Metric("views", stats.views(), "materialized views in the database that are maintained"),
+                new Metric("merged_views", stats.mergedViews(), "views merged on read: DuckDB views over their state and pending changes, current at every commit"),
                 new Metric("broken_views", stats.brokenViews(), "views whose source tables were dropped or changed; drop and recreate them"),
                 new Metric("tracked_tables", stats.trackedTables(), "base tables with capture triggers"),
                 new Metric("pending_rows", stats.pendingRows(), "captured delta rows not yet applied"),

@@ -6,6 +6,7 @@ import java.util.List;
  * Counters of one attached {@link MaterializedViews} since it was attached, plus what is pending now.
  *
  * @param views materialized views in the database that are maintained
+ * @param mergedViews of those, the views merged on read (a DuckDB view over their state and pending changes)
  * @param brokenViews materialized views that can no longer be maintained (a source was dropped or changed)
  * @param trackedTables base tables with capture triggers
  * @param pendingRows captured delta rows not yet applied
@@ -20,7 +21,7 @@ import java.util.List;
  * @param reconcileFailures reconciles that failed (each leaves its tables provisional; the next sync tries again)
  * @param lastReconcileError the last failed reconcile's message, or empty
  */
-public record ViewStats(long views, long brokenViews, long trackedTables, long pendingRows, long syncs, long deltaSyncs,
+public record ViewStats(long views, long mergedViews, long brokenViews, long trackedTables, long pendingRows, long syncs, long deltaSyncs,
         long capturedRows, long viewRowsChanged, long refreshes, long exactDeltaSyncs, long scanSyncs,
         List<String> provisionalTables, long reconcileFailures, String lastReconcileError) {
     public ViewStats {
