@@ -187,7 +187,7 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
      * The view's rows as a query over the state and the changes its tables' delta logs hold since the last
      * {@link #compact}: the pending changes grouped as a sync would group them, joined to the state by key (a full
      * join: a group may be only in one of them), summed, and the visible groups' outputs cast to the view's column
-     * types. Reading it costs a scan of the state (one row per group) and of the pending changes.
+     * types. Reading it costs a scan of the state (one row per group) and the pending changes' join terms.
      */
     String mergedQuery(List<String> columns, List<String> types) {
         List<String> merged = new ArrayList<>();
