@@ -102,6 +102,16 @@ class StreamingResultsIT {
         return new HeaderCallOption(headers);
     }
 
+    /** The sum of the batch's column {@code n}. */
+    private static long sumOfN(VectorSchemaRoot root) {
+        BigIntVector n = (BigIntVector) root.getVector("n");
+        long sum = 0;
+        for (int i = 0; i < root.getRowCount(); i++) {
+            sum += n.get(i);
+        }
+        return sum;
+    }
+
     @Test
     void aLargeResultArrivesWholeOverDoGetWhileItsSessionStreamsIt() throws Exception {
         String token = login();
@@ -116,10 +126,7 @@ class StreamingResultsIT {
             assertThat(meanwhile.statusCode()).isEqualTo(409);
             assertThat(JSON.readTree(meanwhile.body()).path("error").path("code").asText()).isEqualTo("user.server.session_busy");
             do {
-                BigIntVector n = (BigIntVector) stream.getRoot().getVector("n");
-                for (int i = 0; i < stream.getRoot().getRowCount(); i++) {
-                    sum += n.get(i);
-                }
+                sum += sumOfN(stream.getRoot());
                 rows += stream.getRoot().getRowCount();
             } while (stream.next());
         }
@@ -138,10 +145,7 @@ class StreamingResultsIT {
         try (InputStream body = response.body(); ArrowStreamReader reader = new ArrowStreamReader(body, allocator)) {
             VectorSchemaRoot root = reader.getVectorSchemaRoot();
             while (reader.loadNextBatch()) {
-                BigIntVector n = (BigIntVector) root.getVector("n");
-                for (int i = 0; i < root.getRowCount(); i++) {
-                    sum += n.get(i);
-                }
+                sum += sumOfN(root);
                 rows += root.getRowCount();
             }
         }

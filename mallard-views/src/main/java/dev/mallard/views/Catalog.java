@@ -102,15 +102,12 @@ final class Catalog {
                 database).isEmpty();
     }
 
-    boolean isView(String schema, String table) {
-        return !Sql.strings(connection, "SELECT 1 FROM duckdb_views() WHERE lower(schema_name) = lower(?) "
-                + "AND lower(view_name) = lower(?)", schema, table).isEmpty();
-    }
-
-    /** Whether the current schema of this database holds a (non-temporary) DuckDB view of that name. */
-    boolean isHomeView(String name) {
-        return !Sql.strings(connection, "SELECT 1 FROM duckdb_views() WHERE database_name = current_database() "
-                + "AND schema_name = current_schema() AND lower(view_name) = lower(?)", name).isEmpty();
+    /** Whether a (non-temporary) DuckDB view of that name exists; an empty {@code database} is this one. */
+    boolean isView(String database, String schema, String table) {
+        return !Sql.strings(connection, "SELECT 1 FROM duckdb_views() WHERE lower(database_name) = lower("
+                + (database.isEmpty() ? "current_database()" : "?") + ") AND lower(schema_name) = lower(?) "
+                + "AND lower(view_name) = lower(?)", database.isEmpty() ? new Object[] {schema, table}
+                        : new Object[] {database, schema, table}).isEmpty();
     }
 
     /** Any relation of that name in the current schema: table, view or temporary table. */

@@ -506,7 +506,7 @@ public final class MaterializedViews implements AutoCloseable {
 
     private void dropInTransaction(String name) {
         new ViewTable(name, List.of()).dropChanges(connection);
-        Sql.update(connection, (catalog.isHomeView(name) ? "DROP VIEW IF EXISTS " : "DROP TABLE IF EXISTS ") + Sql.quote(name));
+        Sql.update(connection, (catalog.isView("", schema(), name) ? "DROP VIEW IF EXISTS " : "DROP TABLE IF EXISTS ") + Sql.quote(name));
         AggregateProgram.dropState(connection, name);
         registry.remove(name);
         generation = registry.bump();
@@ -1047,7 +1047,7 @@ public final class MaterializedViews implements AutoCloseable {
                             + columns.size() + " columns but its query now gives " + program.outputs().size()
                             + " (a table it reads changed)");
                 }
-                boolean merged = catalog.isHomeView(entry.name());
+                boolean merged = catalog.isView("", schema(), entry.name());
                 if (merged && !(program instanceof AggregateProgram aggregate && aggregate.mergesOnRead())) {
                     throw new MallardException(ErrorCode.USER_VIEW_BROKEN, "materialized view " + entry.name()
                             + " is kept as a view over its state, which its query no longer allows");

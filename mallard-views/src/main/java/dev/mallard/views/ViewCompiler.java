@@ -1112,8 +1112,9 @@ final class ViewCompiler {
             if (schema.equalsIgnoreCase(TableName.VIEWS_SCHEMA)) {
                 throw Refusal.unsupported(view, "Mallard's own table " + written, "define the view over your tables");
             }
+            String finalDatabase = database;
             String finalSchema = schema;
-            TableName name = catalog.table(database, schema, written).orElseThrow(() -> catalog.isView(finalSchema, written)
+            TableName name = catalog.table(database, schema, written).orElseThrow(() -> catalog.isView(finalDatabase, finalSchema, written)
                     ? Refusal.unsupported(view, "the DuckDB view " + written + " as a source",
                             "define the materialized view over the tables the view reads")
                     : new MallardException(ErrorCode.USER_SQL_INVALID, "materialized view " + view
