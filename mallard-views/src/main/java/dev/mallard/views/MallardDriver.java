@@ -116,17 +116,17 @@ public final class MallardDriver implements Driver {
                     case "prepareStatement" -> {
                         PreparedStatement statement = (PreparedStatement) delegate(duck, method, args);
                         return Proxy.newProxyInstance(MallardDriver.class.getClassLoader(),
-                                new Class<?>[] {PreparedStatement.class}, new PreparedHandler(statement, duck, views, (Connection) proxy));
+                                new Class<?>[] {PreparedStatement.class}, new PreparedHandler(statement, duck, front, (Connection) proxy));
                     }
                     case "commit" -> {
                         duck.commit();
-                        views.syncAfterWrite();
+                        front.syncAfterWrite();
                         return null;
                     }
                     case "setAutoCommit" -> {
                         duck.setAutoCommit((Boolean) args[0]);
                         if ((Boolean) args[0]) {
-                            views.syncAfterWrite();
+                            front.syncAfterWrite();
                         }
                         return null;
                     }
@@ -212,8 +212,9 @@ public final class MallardDriver implements Driver {
                     case "executeBatch", "executeLargeBatch" -> {
                         // A batch runs in DuckDB as it is (no view statements in it); its writes are synced.
                         Object counts = delegate(statement, method, args);
+                        front.wrote(batchRows(counts));
                         if (front.autoSync() && duck.getAutoCommit()) {
-                            views.syncAfterWrite();
+                            front.syncAfterWrite();
                         }
                         return counts;
                     }
@@ -246,8 +247,11 @@ public final class MallardDriver implements Driver {
         }
     }
 
-    /** A prepared statement runs in DuckDB; a write in auto-commit mode is followed by a sync. */
-    private record PreparedHandler(PreparedStatement statement, DuckDBConnection duck, MaterializedViews views,
+    /**
+     * A prepared statement runs in DuckDB; the rows each execution changed are told to the front door, and a write in
+     * auto-commit mode is followed by a sync.
+     */
+    private record PreparedHandler(PreparedStatement statement, DuckDBConnection duck, ViewSql front,
             Connection connection) implements InvocationHandler {
         @Override
         public Object invoke(Object proxy, Method method, Object[] args) throws Throwable {
@@ -255,14 +259,42 @@ public final class MallardDriver implements Driver {
                 return connection;
             }
             Object result = delegate(statement, method, args);
-            if (SYNCING_UPDATES.contains(method.getName()) && (args == null || args.length == 0) && duck.getAutoCommit()) {
-                try {
-                    views.syncAfterWrite();
-                } catch (MallardException e) {
-                    throw asSql(e);
+            boolean execution = args == null || args.length == 0;
+            if (execution && method.getName().equals("executeQuery")) {
+                front.wrote(-1); // A query may have written (INSERT ... RETURNING): its rows are not counted.
+            }
+            if (SYNCING_UPDATES.contains(method.getName()) && execution) {
+                front.wrote(switch (result) {
+                    case Boolean rows -> rows ? -1 : statement.getUpdateCount();
+                    case Number count -> count.longValue();
+                    default -> batchRows(result);
+                });
+                if (duck.getAutoCommit()) {
+                    try {
+                        front.syncAfterWrite();
+                    } catch (MallardException e) {
+                        throw asSql(e);
+                    }
                 }
             }
             return result;
         }
+    }
+
+    /** The rows a batch changed by its update counts, or -1 when a count is not known. */
+    private static long batchRows(Object counts) {
+        long rows = 0;
+        if (counts instanceof int[] ints) {
+            for (int count : ints) {
+                rows = count < 0 || rows < 0 ? -1 : rows + count;
+            }
+        } else if (counts instanceof long[] longs) {
+            for (long count : longs) {
+                rows = count < 0 || rows < 0 ? -1 : rows + count;
+            }
+        } else {
+            rows = -1;
+        }
+        return rows;
     }
 }

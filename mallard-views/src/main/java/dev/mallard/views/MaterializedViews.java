@@ -85,6 +85,20 @@ public final class MaterializedViews implements AutoCloseable {
     private final Set<String> changesKept = new HashSet<>();
     /** Whether the running sync keeps the changes of the views merged on read: not for a writer's. */
     private boolean keepMergedChanges = true;
+    /** The catalog's signal in this JVM, and its stamp as of the last poll that found the catalog as compiled. */
+    private CatalogSignal signal;
+    private long polledStamp = -1;
+    /** Whether the running transaction changed the catalog (it marked {@link #signal} changing). */
+    private boolean catalogChanging;
+    private boolean inTransaction;
+    /**
+     * For a writer's sync without a poll: at most how many rows a tracked table's delta log may hold, by the last poll
+     * plus twice the rows the writers said they changed since (an UPDATE logs its old and its new row); negative when
+     * not known; and how many syncs skipped their poll in a row.
+     */
+    private long pendingBound = -1;
+    private int unpolledInARow;
+    private long unpolledSyncs;
 
     private MaterializedViews(DuckDBConnection user, DuckDBConnection connection) {
         this.user = user;
@@ -138,6 +152,7 @@ public final class MaterializedViews implements AutoCloseable {
 
     private void restore(boolean check) {
         registry.ensure();
+        signal = CatalogSignal.of(registry.instance());
         reload();
         if (!check) {
             return;
@@ -383,7 +398,7 @@ public final class MaterializedViews implements AutoCloseable {
         table.dropScratch(connection);
         checkFilled(name, query);
         registry.add(name, query);
-        generation = registry.bump();
+        generation = bump();
         refreshTracked();
         views.put(key(name), view);
     }
@@ -416,7 +431,7 @@ public final class MaterializedViews implements AutoCloseable {
                     Sql.update(connection, "DROP VIEW " + view.table().relation());
                     Sql.update(connection, "CREATE TABLE " + view.table().relation() + " AS SELECT * FROM mallard_unmerged");
                     Sql.update(connection, "DROP TABLE mallard_unmerged");
-                    generation = registry.bump();
+                    generation = bump();
                     views.put(key(view.name()), new MaintainedView(view.name(), view.sql(), view.program(), view.table(), false));
                 });
                 LOG.info("materialized view turned into a table view={} reason=\"another view or dbsp_track reads it\"", view.name());
@@ -509,7 +524,7 @@ public final class MaterializedViews implements AutoCloseable {
         Sql.update(connection, (catalog.isView("", schema(), name) ? "DROP VIEW IF EXISTS " : "DROP TABLE IF EXISTS ") + Sql.quote(name));
         AggregateProgram.dropState(connection, name);
         registry.remove(name);
-        generation = registry.bump();
+        generation = bump();
         views.remove(key(name));
         broken.remove(key(name));
         stopUnusedCapture();
@@ -594,7 +609,7 @@ public final class MaterializedViews implements AutoCloseable {
             } else {
                 startCapture(name, true);
             }
-            generation = registry.bump();
+            generation = bump();
             refreshTracked();
         });
         LOG.info("table tracked table={}", name);
@@ -619,7 +634,7 @@ public final class MaterializedViews implements AutoCloseable {
             syncInTransaction();
             registry.explicit(name, false);
             stopUnusedCapture();
-            generation = registry.bump();
+            generation = bump();
         });
         LOG.info("table untracked table={} still_tracked={}", name, trackedTables.contains(name));
         return true;
@@ -676,6 +691,50 @@ public final class MaterializedViews implements AutoCloseable {
         return sync(true);
     }
 
+    /**
+     * As {@link #syncAfterWrite()}, told how many rows the writer's statements since its last sync inserted, updated or
+     * deleted (their update counts). When every view that reads a tracked table is merged on read, no catalog change
+     * happened in this JVM since the last poll, and the rows cannot have brought a table's log to {@link #compactAfter},
+     * it returns without reading anything: the views show the rows already, and only their compaction waits. At most
+     * {@value #MAX_UNPOLLED_IN_A_ROW} syncs in a row skip their poll, which bounds what writes the counts do not
+     * show (another connection's, a trigger of the user's) can add before a compaction. Negative: not known, as
+     * {@link #syncAfterWrite()}.
+     */
+    public long syncAfterWrite(long rowsChanged) {
+        if (rowsChanged >= 0 && mayWaitUnpolled(rowsChanged)) {
+            syncs++;
+            unpolledSyncs++;
+            return 0;
+        }
+        return sync(true);
+    }
+
+    /** How many writer's syncs in a row may skip their poll. */
+    static final int MAX_UNPOLLED_IN_A_ROW = 32;
+
+    private boolean mayWaitUnpolled(long rowsChanged) {
+        if (pendingBound < 0 || unpolledInARow >= MAX_UNPOLLED_IN_A_ROW || attachedTracked || !broken.isEmpty()
+                || !provisional.isEmpty() || reconcileDue() || !signal.unchangedSince(polledStamp)) {
+            return false;
+        }
+        long bound = rowsChanged > compactAfterRows ? compactAfterRows : pendingBound + 2 * rowsChanged;
+        if (bound >= compactAfterRows) {
+            return false;
+        }
+        for (TableName table : trackedTables) {
+            if (!pendingMayWait(table)) {
+                return false;
+            }
+        }
+        pendingBound = bound;
+        unpolledInARow++;
+        return true;
+    }
+
+    private boolean reconcileDue() {
+        return reconcileInterval != null && System.nanoTime() - lastReconcileNanos >= reconcileInterval.toNanos();
+    }
+
     private long sync(boolean afterWrite) {
         keepMergedChanges = !afterWrite;
         try {
@@ -690,8 +749,7 @@ public final class MaterializedViews implements AutoCloseable {
             // A database was attached or detached: its views break, or come back and are checked.
             reload();
             reconcile();
-        } else if (!provisional.isEmpty() || reconcileInterval != null
-                && System.nanoTime() - lastReconcileNanos >= reconcileInterval.toNanos()) {
+        } else if (!provisional.isEmpty() || reconcileDue()) {
             reconcile();
         }
         if (!attachedTracked && nothingCaptured(afterWrite)) {
@@ -801,10 +859,17 @@ public final class MaterializedViews implements AutoCloseable {
      */
     private boolean nothingCaptured(boolean afterWrite) {
         List<TableName> tables = List.copyOf(trackedTables);
+        long stamp = signal.stamp();
         long[] pending = poll(tables);
         if (pending[0] != generation) {
             return false;
         }
+        polledStamp = stamp;
+        pendingBound = 0;
+        for (int i = 1; i < pending.length; i++) {
+            pendingBound = Math.max(pendingBound, pending[i]);
+        }
+        unpolledInARow = 0;
         for (int i = 1; i < pending.length; i++) {
             if (pending[i] != 0 && !(afterWrite && pending[i] < compactAfterRows && pendingMayWait(tables.get(i - 1)))) {
                 return false;
@@ -959,7 +1024,7 @@ public final class MaterializedViews implements AutoCloseable {
         for (TableName table : trackedTables) {
             pending += ChangeCapture.pending(connection, table);
         }
-        return new ViewStats(views.size(), views.values().stream().filter(MaintainedView::merged).count(), broken.size(), tracked.size(), pending, syncs, deltaSyncs, capturedRows, viewRowsChanged,
+        return new ViewStats(views.size(), views.values().stream().filter(MaintainedView::merged).count(), broken.size(), tracked.size(), pending, syncs, unpolledSyncs, deltaSyncs, capturedRows, viewRowsChanged,
                 refreshes, exactDeltaSyncs, scanSyncs, provisional.stream().map(TableName::toString).toList(), reconcileFailures,
                 lastReconcileError);
     }
@@ -1012,6 +1077,9 @@ public final class MaterializedViews implements AutoCloseable {
 
     private void transaction(Runnable work) {
         Sql.update(connection, "BEGIN TRANSACTION");
+        inTransaction = true;
+        // What the transaction leaves in the delta logs is known at the next poll.
+        pendingBound = -1;
         try {
             work.run();
             Sql.update(connection, "COMMIT");
@@ -1022,10 +1090,39 @@ public final class MaterializedViews implements AutoCloseable {
             } catch (SQLException rollback) {
                 e.addSuppressed(rollback);
             }
+            settleCatalog();
             reload();
             throw e;
+        } finally {
+            inTransaction = false;
         }
+        settleCatalog();
         attachedCapture.committed(trackedTables);
+    }
+
+    /**
+     * Changes the catalog's generation (in the running transaction, if any), so other attachments compile the views
+     * again; marks this JVM's signal changing until the transaction ends.
+     */
+    private long bump() {
+        if (!catalogChanging) {
+            signal.changing();
+            catalogChanging = true;
+        }
+        try {
+            return registry.bump();
+        } finally {
+            if (!inTransaction) {
+                settleCatalog();
+            }
+        }
+    }
+
+    private void settleCatalog() {
+        if (catalogChanging) {
+            catalogChanging = false;
+            signal.changed();
+        }
     }
 
     /**
@@ -1035,6 +1132,7 @@ public final class MaterializedViews implements AutoCloseable {
     private void reload() {
         views.clear();
         broken.clear();
+        pendingBound = -1;
         generation = registry.generation();
         databases = attachedDatabases();
         refreshTracked();

@@ -87,6 +87,7 @@ final class SqlFunctions {
                 new Metric("tracked_tables", stats.trackedTables(), "base tables with capture triggers"),
                 new Metric("pending_rows", stats.pendingRows(), "captured delta rows not yet applied"),
                 new Metric("syncs", stats.syncs(), "syncs run since attach"),
+                new Metric("unpolled_syncs", stats.unpolledSyncs(), "writers' syncs that read nothing: their rows could wait in the logs"),
                 new Metric("trigger_syncs", stats.deltaSyncs(), "syncs that applied captured rows"),
                 new Metric("trigger_rows", stats.capturedRows(), "captured delta rows applied since attach"),
                 new Metric("view_rows_changed", stats.viewRowsChanged(), "view rows deleted plus inserted since attach"),

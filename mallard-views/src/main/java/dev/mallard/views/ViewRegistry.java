@@ -36,7 +36,14 @@ final class ViewRegistry {
         Sql.update(connection, "ALTER TABLE " + TRACKED + " ADD COLUMN IF NOT EXISTS row_count BIGINT");
         Sql.update(connection, "ALTER TABLE " + TRACKED + " ADD COLUMN IF NOT EXISTS row_hash HUGEINT");
         Sql.update(connection, "CREATE TABLE IF NOT EXISTS " + GENERATION + " (value BIGINT NOT NULL)");
-        Sql.update(connection, "INSERT INTO " + GENERATION + " SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM " + GENERATION + ")");
+        Sql.update(connection, "INSERT INTO " + GENERATION + " (value) SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM " + GENERATION + ")");
+        Sql.update(connection, "ALTER TABLE " + GENERATION + " ADD COLUMN IF NOT EXISTS instance VARCHAR");
+        Sql.update(connection, "UPDATE " + GENERATION + " SET instance = CAST(uuid() AS VARCHAR) WHERE instance IS NULL");
+    }
+
+    /** The catalog's instance id, made once per database: what its attachments in one JVM share a signal by. */
+    String instance() {
+        return Sql.strings(connection, "SELECT instance FROM " + GENERATION).get(0);
     }
 
     /**

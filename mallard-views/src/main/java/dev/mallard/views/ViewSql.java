@@ -53,6 +53,8 @@ public final class ViewSql {
 
     private final MaterializedViews views;
     private boolean autoSync = true;
+    /** Rows the statements since the last sync changed, by their update counts; negative when not known. */
+    private long unsynced;
 
     public ViewSql(MaterializedViews views) {
         this.views = requireNonNull(views, "views is null");
@@ -71,6 +73,24 @@ public final class ViewSql {
     /** Off for a bulk load, then one {@link MaterializedViews#sync()} (or {@code SELECT dbsp_sync()}). */
     public void autoSync(boolean on) {
         this.autoSync = on;
+    }
+
+    /**
+     * A statement run around the front door changed {@code rows} rows (its update count; negative when not known,
+     * as for a statement that returned rows, which may have written too): told to the next {@link #syncAfterWrite}.
+     */
+    public void wrote(long rows) {
+        unsynced = rows < 0 || unsynced < 0 ? -1 : unsynced + rows;
+    }
+
+    /**
+     * The sync a writer runs after its commit ({@link MaterializedViews#syncAfterWrite(long)}), told the rows changed
+     * since the last one.
+     */
+    public long syncAfterWrite() {
+        long rows = unsynced;
+        unsynced = 0;
+        return views.syncAfterWrite(rows);
     }
 
     /** Runs one statement. Close the result to close its JDBC statement. */
@@ -164,8 +184,9 @@ public final class ViewSql {
             return query("SELECT true AS dbsp_drop_view");
         }
         Result result = passThrough(sql);
+        wrote(result.rows().isPresent() ? -1 : result.updateCount());
         if (autoSync && result.rows().isEmpty() && autoCommit()) {
-            views.syncAfterWrite();
+            syncAfterWrite();
         }
         return result;
     }

@@ -11,6 +11,7 @@ import java.util.List;
  * @param trackedTables base tables with capture triggers
  * @param pendingRows captured delta rows not yet applied
  * @param syncs syncs run (including those with nothing to do)
+ * @param unpolledSyncs of those, writer's syncs that read nothing: the rows they were told of could wait
  * @param deltaSyncs syncs that applied at least one captured row
  * @param capturedRows captured delta rows the syncs consumed
  * @param viewRowsChanged view table rows deleted plus inserted by the syncs and reconciles
@@ -21,7 +22,8 @@ import java.util.List;
  * @param reconcileFailures reconciles that failed (each leaves its tables provisional; the next sync tries again)
  * @param lastReconcileError the last failed reconcile's message, or empty
  */
-public record ViewStats(long views, long mergedViews, long brokenViews, long trackedTables, long pendingRows, long syncs, long deltaSyncs,
+public record ViewStats(long views, long mergedViews, long brokenViews, long trackedTables, long pendingRows, long syncs, long unpolledSyncs,
+        long deltaSyncs,
         long capturedRows, long viewRowsChanged, long refreshes, long exactDeltaSyncs, long scanSyncs,
         List<String> provisionalTables, long reconcileFailures, String lastReconcileError) {
     public ViewStats {

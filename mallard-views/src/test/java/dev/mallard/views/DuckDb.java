@@ -30,6 +30,20 @@ final class DuckDb {
         }
     }
 
+    /** Runs the statements; returns the sum of their update counts (what a writer tells its sync). */
+    static long runCounting(java.sql.Connection connection, String... statements) {
+        long rows = 0;
+        try (Statement statement = connection.createStatement()) {
+            for (String sql : statements) {
+                statement.execute(sql);
+                rows += Math.max(statement.getUpdateCount(), 0);
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException(e.getMessage(), e);
+        }
+        return rows;
+    }
+
     /** Rows as strings "a|b|c", sorted, so two bags compare with equals. */
     static List<String> rows(java.sql.Connection connection, String sql) {
         try (Statement statement = connection.createStatement(); ResultSet rows = statement.executeQuery(sql)) {

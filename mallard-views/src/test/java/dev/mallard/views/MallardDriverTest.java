@@ -38,6 +38,58 @@ class MallardDriverTest {
     }
 
     @Test
+    void writesThatOnlyMergedViewsReadTellTheirRowsAndSkipThePollUntilAQueryOrACompaction() throws SQLException {
+        try (Connection connection = DriverManager.getConnection("jdbc:mallard:");
+                Statement statement = connection.createStatement()) {
+            statement.execute("CREATE TABLE sales (region VARCHAR, amount INTEGER)");
+            statement.execute("CREATE MATERIALIZED VIEW totals AS SELECT region, sum(amount) AS total, count(*) AS n FROM sales GROUP BY region");
+            PreparedStatement insert = connection.prepareStatement("INSERT INTO sales VALUES (?, ?)");
+            String query = "SELECT region, sum(amount) AS total, count(*) AS n FROM sales GROUP BY region";
+            for (int i = 0; i < 5; i++) {
+                insert.setString(1, i % 2 == 0 ? "north" : "south");
+                insert.setInt(2, i);
+                insert.executeUpdate();
+            }
+            // The first write after the view was created polls; the next four skip it.
+            assertThat(unpolledSyncs(statement)).isEqualTo(4);
+            connection.setAutoCommit(false);
+            insert.setString(1, "east");
+            insert.setInt(2, 7);
+            insert.executeUpdate();
+            statement.executeUpdate("UPDATE sales SET amount = amount + 1 WHERE region = 'north'");
+            connection.commit();
+            assertThat(unpolledSyncs(statement)).isEqualTo(5);
+            connection.setAutoCommit(true); // A sync too, told of no rows.
+            assertThat(unpolledSyncs(statement)).isEqualTo(6);
+            // A query may have written (INSERT ... RETURNING): the next sync polls again.
+            assertThat(DuckDb.rows(connection, "SELECT count(*) FROM sales")).containsExactly("6");
+            insert.setString(1, "west");
+            insert.setInt(2, 1);
+            insert.executeUpdate();
+            assertThat(unpolledSyncs(statement)).isEqualTo(6);
+            insert.executeUpdate();
+            assertThat(unpolledSyncs(statement)).isEqualTo(7);
+            try (Connection raw = connection.unwrap(DuckDBConnection.class).duplicate()) {
+                assertThat(DuckDb.difference(raw, "totals", query)).isZero();
+                assertThat(DuckDb.rows(raw, "SELECT * FROM totals ORDER BY region"))
+                        .containsExactly("east|7|1", "north|9|3", "south|4|2", "west|2|2");
+            }
+            insert.close();
+        }
+    }
+
+    private static long unpolledSyncs(Statement statement) throws SQLException {
+        try (ResultSet row = statement.executeQuery("SELECT * FROM dbsp_stats()")) {
+            while (row.next()) {
+                if (row.getString("metric").equals("unpolled_syncs")) {
+                    return row.getLong("value");
+                }
+            }
+        }
+        throw new AssertionError("dbsp_stats() has no unpolled_syncs");
+    }
+
+    @Test
     void aTransactionMovesTheViewsAtCommit() throws SQLException {
         try (Connection connection = DriverManager.getConnection("jdbc:mallard::memory:")) {
             DuckDb.run(connection, "CREATE TABLE t (x INTEGER)", "CREATE MATERIALIZED VIEW evens AS SELECT x FROM t WHERE x % 2 = 0");
