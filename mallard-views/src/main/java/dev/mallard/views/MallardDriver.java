@@ -111,7 +111,7 @@ public final class MallardDriver implements Driver {
                     case "createStatement" -> {
                         Statement statement = (Statement) delegate(duck, method, args);
                         return Proxy.newProxyInstance(MallardDriver.class.getClassLoader(), new Class<?>[] {Statement.class},
-                                new StatementHandler(statement, front, views, duck, (Connection) proxy));
+                                new StatementHandler(statement, front, duck, (Connection) proxy));
                     }
                     case "prepareStatement" -> {
                         PreparedStatement statement = (PreparedStatement) delegate(duck, method, args);
@@ -160,15 +160,13 @@ public final class MallardDriver implements Driver {
     private static final class StatementHandler implements InvocationHandler {
         private final Statement statement;
         private final ViewSql front;
-        private final MaterializedViews views;
         private final DuckDBConnection duck;
         private final Connection connection;
         private ViewSql.Result current;
 
-        StatementHandler(Statement statement, ViewSql front, MaterializedViews views, DuckDBConnection duck, Connection connection) {
+        StatementHandler(Statement statement, ViewSql front, DuckDBConnection duck, Connection connection) {
             this.statement = statement;
             this.front = front;
-            this.views = views;
             this.duck = duck;
             this.connection = connection;
         }
