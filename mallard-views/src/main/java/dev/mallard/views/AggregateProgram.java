@@ -4,6 +4,8 @@ import static java.util.Objects.requireNonNull;
 
 import java.sql.Connection;
 import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -372,8 +374,9 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
         return columns;
     }
 
+    /** The keys, the row count, then each slot's state columns, once each (slots of one argument share theirs). */
     private List<String> stateColumns() {
-        List<String> columns = new ArrayList<>(keyColumns());
+        Set<String> columns = new LinkedHashSet<>(keyColumns());
         columns.add(COUNT);
         for (AggregateSlot slot : slots) {
             if (slot.keepsSum()) {
@@ -386,7 +389,7 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
                 columns.add(slot.extreme());
             }
         }
-        return columns;
+        return List.copyOf(columns);
     }
 
     /**
@@ -398,8 +401,20 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
         String w = Source.WEIGHT;
         List<String> columns = new ArrayList<>(keyColumns());
         columns.add("coalesce(sum(" + w + "), 0) AS " + COUNT);
+        Set<String> shared = new HashSet<>();
         for (AggregateSlot slot : slots) {
             String a = slot.argumentColumn();
+            if (!slot.distinct() && slot.keepsCount() && !shared.add(slot.count())) {
+                // An earlier slot of the same argument keeps the count, and the sum if this one keeps a sum.
+                if (slot.keepsSum() && shared.add(slot.sum())) {
+                    columns.add("coalesce(sum(" + a + ") FILTER (WHERE " + w + " > 0), 0) - coalesce(sum(" + a
+                            + ") FILTER (WHERE " + w + " < 0), 0) AS " + slot.sum());
+                }
+                continue;
+            }
+            if (slot.keepsSum()) {
+                shared.add(slot.sum());
+            }
             if (slot.distinct()) {
                 // Built whole from the current rows (all weights +1); a delta's share is set by moveDistinct.
                 if (slot.keepsSum()) {

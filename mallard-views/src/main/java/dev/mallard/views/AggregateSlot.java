@@ -13,9 +13,14 @@ import java.util.Optional;
  * non-NULL values, kept by a second state table with each value's number of copies per group (see
  * {@link AggregateProgram}).
  *
+ * <p>SUM, AVG and COUNT of one argument (without DISTINCT) share their state columns: {@code storage} is the index
+ * of the first such slot, whose {@code s} and {@code n} columns the later ones read (views of catalog layout 2 on;
+ * see {@link ViewRegistry#LAYOUT}).
+ *
  * @param argument the argument's SQL over the view's FROM aliases, empty for COUNT(*)
+ * @param storage the index whose state columns the slot keeps: its own, or an earlier slot's it shares
  */
-record AggregateSlot(Kind kind, Optional<String> argument, int index, boolean distinct) {
+record AggregateSlot(Kind kind, Optional<String> argument, int index, boolean distinct, int storage) {
     enum Kind { SUM, COUNT, COUNT_STAR, AVG, MIN, MAX }
 
     AggregateSlot {
@@ -26,8 +31,18 @@ record AggregateSlot(Kind kind, Optional<String> argument, int index, boolean di
         }
     }
 
+    AggregateSlot(Kind kind, Optional<String> argument, int index, boolean distinct) {
+        this(kind, argument, index, distinct, index);
+    }
+
     AggregateSlot(Kind kind, Optional<String> argument, int index) {
         this(kind, argument, index, false);
+    }
+
+    /** Whether this slot may keep its state in the columns of {@code other}: a sum and a count of the same argument. */
+    boolean sharesStateWith(Kind otherKind, Optional<String> otherArgument, boolean otherDistinct) {
+        return !distinct && !otherDistinct && keepsCount() && (otherKind == Kind.SUM || otherKind == Kind.AVG || otherKind == Kind.COUNT)
+                && argument.equals(otherArgument);
     }
 
     String argumentColumn() {
@@ -35,11 +50,11 @@ record AggregateSlot(Kind kind, Optional<String> argument, int index, boolean di
     }
 
     String sum() {
-        return "s" + index;
+        return "s" + storage;
     }
 
     String count() {
-        return "n" + index;
+        return "n" + storage;
     }
 
     String extreme() {

@@ -2,6 +2,7 @@ package dev.mallard.views;
 
 import java.sql.Connection;
 import java.util.List;
+import java.util.Optional;
 import java.util.stream.Collectors;
 
 /**
@@ -128,9 +129,16 @@ final class ChangeCapture {
         return pending;
     }
 
-    /** The captured changes were applied: adds them to the table's fingerprint and empties the log. */
-    static void clear(Connection connection, TableName table) {
-        ViewRegistry.advance(connection, table);
+    /**
+     * The captured changes were applied: adds them to the table's fingerprint and empties the log. {@code delta} is
+     * the log's fingerprint when read earlier in this transaction with nothing written to the log since, else empty.
+     */
+    static void clear(Connection connection, TableName table, Optional<Fingerprint> delta) {
+        if (delta.isPresent()) {
+            ViewRegistry.advance(connection, table, delta.get());
+        } else {
+            ViewRegistry.advance(connection, table);
+        }
         Sql.update(connection, "DELETE FROM " + table.deltaTable());
     }
 

@@ -35,6 +35,13 @@ record Fingerprint(long rows, BigInteger hash) {
                 + w + ")))::HUGEINT * " + w + "), 0) AS delta_hash FROM " + table.deltaTable();
     }
 
+    /** {@code delta_rows,delta_hash} of the table's delta log as one VARCHAR expression, for a query over the log. */
+    static String ofDeltaText() {
+        String w = Source.WEIGHT;
+        return "CAST(coalesce(sum(" + w + "), 0) AS BIGINT) || ',' || coalesce(sum(hash(*COLUMNS(* EXCLUDE (" + w + ")))::HUGEINT * "
+                + w + "), 0)";
+    }
+
     static Fingerprint ofDelta(Connection connection, TableName table) {
         return parse(Sql.strings(connection, "SELECT delta_rows || ',' || delta_hash FROM (" + ofDeltaQuery(table) + ")").get(0));
     }

@@ -11,6 +11,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -57,9 +58,14 @@ public final class MaterializedViews implements AutoCloseable {
     private final Map<String, MaintainedView> views = new LinkedHashMap<>();
     private final Map<String, String> broken = new LinkedHashMap<>();
     private long generation = -1;
-    /** The poll of the last sync, prepared once per set of tracked tables (it reads only the views' own tables). */
-    private PreparedStatement pollStatement;
-    private String pollSql;
+    /**
+     * The polls of the last syncs, prepared once per set of tracked tables (they read only the views' own tables):
+     * [0] counts the pending rows, [1] also fingerprints them (a sync's, in its transaction).
+     */
+    private final PreparedStatement[] pollStatements = new PreparedStatement[2];
+    private final String[] pollSqls = new String[2];
+    /** The delta logs' fingerprints as the running sync's poll read them. */
+    private final Map<TableName, Fingerprint> polledDeltas = new HashMap<>();
     /** The catalog's tracked tables, as of {@link #generation}. */
     private Set<TableName> trackedTables = Set.of();
     /** The databases attached when the views were last compiled (lower case): one missing breaks its views. */
@@ -679,7 +685,7 @@ public final class MaterializedViews implements AutoCloseable {
      * were deleted plus inserted.
      */
     public long sync() {
-        return sync(false);
+        return sync(false, false);
     }
 
     /**
@@ -688,7 +694,7 @@ public final class MaterializedViews implements AutoCloseable {
      * folding them in keeps no change for {@link #changes}.
      */
     public long syncAfterWrite() {
-        return sync(true);
+        return sync(true, false);
     }
 
     /**
@@ -706,7 +712,8 @@ public final class MaterializedViews implements AutoCloseable {
             unpolledSyncs++;
             return 0;
         }
-        return sync(true);
+        // So many rows leave work to do: the sync's own poll, in its transaction, is the only one it needs.
+        return sync(true, rowsChanged >= compactAfterRows);
     }
 
     /** How many writer's syncs in a row may skip their poll. */
@@ -735,16 +742,16 @@ public final class MaterializedViews implements AutoCloseable {
         return reconcileInterval != null && System.nanoTime() - lastReconcileNanos >= reconcileInterval.toNanos();
     }
 
-    private long sync(boolean afterWrite) {
+    private long sync(boolean afterWrite, boolean workExpected) {
         keepMergedChanges = !afterWrite;
         try {
-            return syncOnce(afterWrite);
+            return syncOnce(afterWrite, workExpected);
         } finally {
             keepMergedChanges = true;
         }
     }
 
-    private long syncOnce(boolean afterWrite) {
+    private long syncOnce(boolean afterWrite, boolean workExpected) {
         if (databasesChanged()) {
             // A database was attached or detached: its views break, or come back and are checked.
             reload();
@@ -752,7 +759,7 @@ public final class MaterializedViews implements AutoCloseable {
         } else if (!provisional.isEmpty() || reconcileDue()) {
             reconcile();
         }
-        if (!attachedTracked && nothingCaptured(afterWrite)) {
+        if (!attachedTracked && !workExpected && nothingCaptured(afterWrite)) {
             syncs++;
             return 0;
         }
@@ -772,16 +779,16 @@ public final class MaterializedViews implements AutoCloseable {
     private long syncInTransaction(Set<String> rebuilt) {
         syncs++;
         List<TableName> tracked = List.copyOf(trackedTables);
-        long[] pending = poll(tracked);
+        long[] pending = poll(tracked, !attachedTracked);
         if (pending[0] != generation) {
             reload();
             tracked = List.copyOf(trackedTables);
-            pending = poll(tracked);
+            pending = poll(tracked, !attachedTracked);
         }
         if (attachedTracked) {
             // An attached table's changes wait in its own database's capture log until copied into its delta log.
             attachedCapture.collect(trackedTables);
-            pending = poll(tracked);
+            pending = poll(tracked, true);
         }
         Set<TableName> changed = new HashSet<>();
         long captured = 0;
@@ -811,10 +818,11 @@ public final class MaterializedViews implements AutoCloseable {
             if (applied > 0 && trackedTables.contains(own)) {
                 // The view's own triggers captured what it just applied; the views that read it take it next.
                 changed.add(own);
+                polledDeltas.remove(own);
             }
         }
         for (TableName table : changed) {
-            ChangeCapture.clear(connection, table);
+            ChangeCapture.clear(connection, table, Optional.ofNullable(polledDeltas.get(table)));
         }
         deltaSyncs++;
         capturedRows += captured;
@@ -860,7 +868,7 @@ public final class MaterializedViews implements AutoCloseable {
     private boolean nothingCaptured(boolean afterWrite) {
         List<TableName> tables = List.copyOf(trackedTables);
         long stamp = signal.stamp();
-        long[] pending = poll(tables);
+        long[] pending = poll(tables, false);
         if (pending[0] != generation) {
             return false;
         }
@@ -898,37 +906,47 @@ public final class MaterializedViews implements AutoCloseable {
     /**
      * The catalog's generation, then each table's count of captured rows not yet applied: one statement, prepared
      * once for the tracked tables, since a sync with nothing to do should cost little more than a round trip. A
-     * UNION ALL of numbered rows, which DuckDB runs in about half the time of one row of scalar subqueries.
+     * UNION ALL of numbered rows, which DuckDB runs in about half the time of one row of scalar subqueries. With
+     * {@code fingerprints}, also each log's fingerprint (into {@link #polledDeltas}), which a sync adds to its table's
+     * when it clears the log: one scan of the logs instead of a statement per table.
      */
-    private long[] poll(List<TableName> tables) {
-        StringBuilder sql = new StringBuilder("SELECT 0 AS i, n FROM (" + ViewRegistry.generationQuery() + ") AS g(n)");
+    private long[] poll(List<TableName> tables, boolean fingerprints) {
+        int kind = fingerprints ? 1 : 0;
+        StringBuilder sql = new StringBuilder("SELECT 0 AS i, n" + (fingerprints ? ", NULL AS f" : "") + " FROM ("
+                + ViewRegistry.generationQuery() + ") AS g(n)");
         for (int i = 0; i < tables.size(); i++) {
-            sql.append("\nUNION ALL SELECT ").append(i + 1).append(", count(*) FROM ").append(tables.get(i).deltaTable());
+            sql.append("\nUNION ALL SELECT ").append(i + 1).append(", count(*)")
+                    .append(fingerprints ? ", " + Fingerprint.ofDeltaText() : "").append(" FROM ").append(tables.get(i).deltaTable());
         }
         long[] numbers = new long[tables.size() + 1];
+        polledDeltas.clear();
         try {
-            if (!sql.toString().equals(pollSql)) {
-                closePoll();
-                pollStatement = connection.prepareStatement(sql.toString());
-                pollSql = sql.toString();
+            if (!sql.toString().equals(pollSqls[kind])) {
+                closePoll(kind);
+                pollStatements[kind] = connection.prepareStatement(sql.toString());
+                pollSqls[kind] = sql.toString();
             }
-            try (ResultSet rows = pollStatement.executeQuery()) {
+            try (ResultSet rows = pollStatements[kind].executeQuery()) {
                 while (rows.next()) {
-                    numbers[rows.getInt(1)] = rows.getLong(2);
+                    int i = rows.getInt(1);
+                    numbers[i] = rows.getLong(2);
+                    if (fingerprints && i > 0) {
+                        polledDeltas.put(tables.get(i - 1), Fingerprint.parse(rows.getString(3)));
+                    }
                 }
             }
         } catch (SQLException e) {
-            closePoll();
+            closePoll(kind);
             throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "DuckDB failed reading the views' pending changes: "
                     + e.getMessage(), e);
         }
         return numbers;
     }
 
-    private void closePoll() {
-        PreparedStatement statement = pollStatement;
-        pollStatement = null;
-        pollSql = null;
+    private void closePoll(int kind) {
+        PreparedStatement statement = pollStatements[kind];
+        pollStatements[kind] = null;
+        pollSqls[kind] = null;
         if (statement != null) {
             try {
                 statement.close();
@@ -1031,7 +1049,8 @@ public final class MaterializedViews implements AutoCloseable {
 
     @Override
     public void close() {
-        closePoll();
+        closePoll(0);
+        closePoll(1);
         try {
             connection.close();
         } catch (SQLException e) {
@@ -1138,7 +1157,7 @@ public final class MaterializedViews implements AutoCloseable {
         refreshTracked();
         for (ViewRegistry.Entry entry : registry.views()) {
             try {
-                DeltaProgram program = compiler.compile(entry.name(), entry.sql());
+                DeltaProgram program = compiler.compile(entry.name(), entry.sql(), entry.layout());
                 List<String> columns = viewColumns(entry.name());
                 if (columns.size() != program.outputs().size()) {
                     throw new MallardException(ErrorCode.USER_VIEW_BROKEN, "materialized view " + entry.name() + " has "

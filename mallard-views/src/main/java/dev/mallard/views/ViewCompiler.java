@@ -37,8 +37,16 @@ final class ViewCompiler {
     }
 
     DeltaProgram compile(String view, String sql) {
+        return compile(view, sql, ViewRegistry.LAYOUT);
+    }
+
+    /**
+     * Compiles a view for state of the given catalog layout: a view built by an older Mallard keeps the state columns
+     * it was built with (see {@link ViewRegistry#LAYOUT}).
+     */
+    DeltaProgram compile(String view, String sql, int layout) {
         JsonNode node = tree.parseQuery(sql);
-        Compilation compilation = new Compilation(view);
+        Compilation compilation = new Compilation(view, layout);
         DeltaProgram program = compilation.compile(node);
         return compilation.grouped.isEmpty() ? program : new GroupedRelationsProgram(program, compilation.grouped);
     }
@@ -74,8 +82,12 @@ final class ViewCompiler {
         /** The window calls and scalar subqueries of the SELECT being compiled by {@link #partitioned}. */
         private final Set<JsonNode> allowed = Collections.newSetFromMap(new IdentityHashMap<>());
 
-        Compilation(String view) {
+        /** Whether SUM, AVG and COUNT of one argument share their state columns (layout 2 on). */
+        private final boolean shareSlots;
+
+        Compilation(String view, int layout) {
             this.view = view;
+            this.shareSlots = layout >= 2;
         }
 
         DeltaProgram compile(JsonNode node) {
@@ -969,7 +981,14 @@ final class ViewCompiler {
                         return slot;
                     }
                 }
-                AggregateSlot slot = new AggregateSlot(kind, argument, all.size(), distinct);
+                int storage = all.size();
+                for (AggregateSlot slot : all) {
+                    if (shareSlots && slot.sharesStateWith(kind, argument, distinct)) {
+                        storage = slot.storage();
+                        break;
+                    }
+                }
+                AggregateSlot slot = new AggregateSlot(kind, argument, all.size(), distinct, storage);
                 all.add(slot);
                 return slot;
             }

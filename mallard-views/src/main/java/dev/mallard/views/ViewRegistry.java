@@ -17,7 +17,13 @@ final class ViewRegistry {
     private static final String TRACKED = TableName.VIEWS_SCHEMA + ".tracked_tables";
     private static final String GENERATION = TableName.VIEWS_SCHEMA + ".generation";
 
-    record Entry(String name, String sql) {}
+    /**
+     * The state layout views are built with now. 1: each aggregate call keeps state columns of its own; 2 (session 7):
+     * SUM, AVG and COUNT of one argument share theirs. A view keeps the layout it was built with (its catalog row).
+     */
+    static final int LAYOUT = 2;
+
+    record Entry(String name, String sql, int layout) {}
 
     private final Connection connection;
 
@@ -29,6 +35,7 @@ final class ViewRegistry {
         Sql.update(connection, "CREATE SCHEMA IF NOT EXISTS " + TableName.VIEWS_SCHEMA);
         Sql.update(connection, "CREATE TABLE IF NOT EXISTS " + VIEWS
                 + " (name VARCHAR NOT NULL, sql VARCHAR NOT NULL, position BIGINT NOT NULL, created_at TIMESTAMP)");
+        Sql.update(connection, "ALTER TABLE " + VIEWS + " ADD COLUMN IF NOT EXISTS layout INTEGER DEFAULT 1");
         Sql.update(connection, "CREATE TABLE IF NOT EXISTS " + TRACKED + " (schema_name VARCHAR NOT NULL, table_name VARCHAR NOT NULL)");
         // Columns added since the first catalog: a file from before gets them on attach.
         Sql.update(connection, "ALTER TABLE " + TRACKED + " ADD COLUMN IF NOT EXISTS database_name VARCHAR DEFAULT ''");
@@ -66,16 +73,17 @@ final class ViewRegistry {
 
     List<Entry> views() {
         List<Entry> entries = new ArrayList<>();
-        for (String row : Sql.strings(connection, "SELECT name || chr(0) || sql FROM " + VIEWS + " ORDER BY position")) {
-            String[] parts = row.split("\u0000", 2);
-            entries.add(new Entry(parts[0], parts[1]));
+        for (String row : Sql.strings(connection, "SELECT coalesce(layout, 1) || chr(0) || name || chr(0) || sql FROM " + VIEWS
+                + " ORDER BY position")) {
+            String[] parts = row.split("\u0000", 3);
+            entries.add(new Entry(parts[1], parts[2], Integer.parseInt(parts[0])));
         }
         return entries;
     }
 
     void add(String name, String sql) {
-        Sql.update(connection, "INSERT INTO " + VIEWS + " SELECT " + Sql.literal(name) + ", " + Sql.literal(sql)
-                + ", coalesce(max(position), 0) + 1, current_timestamp FROM " + VIEWS);
+        Sql.update(connection, "INSERT INTO " + VIEWS + " (name, sql, position, created_at, layout) SELECT " + Sql.literal(name) + ", "
+                + Sql.literal(sql) + ", coalesce(max(position), 0) + 1, current_timestamp, " + LAYOUT + " FROM " + VIEWS);
     }
 
     void remove(String name) {
@@ -127,6 +135,12 @@ final class ViewRegistry {
     void fingerprint(TableName table, Fingerprint fingerprint) {
         Sql.update(connection, "UPDATE " + TRACKED + " SET row_count = " + fingerprint.rows() + ", row_hash = "
                 + hugeint(fingerprint) + " WHERE " + matches(table));
+    }
+
+    /** Adds a delta log's fingerprint, read before in this transaction, to the table's: the captured changes were applied. */
+    static void advance(Connection connection, TableName table, Fingerprint delta) {
+        Sql.update(connection, "UPDATE " + TRACKED + " SET row_count = row_count + " + delta.rows() + ", row_hash = row_hash + "
+                + hugeint(delta) + " WHERE " + matches(table));
     }
 
     /** Adds the delta log's fingerprint to the table's: the captured changes were applied. */

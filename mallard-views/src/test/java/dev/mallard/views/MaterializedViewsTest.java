@@ -5,12 +5,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import java.io.InputStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.zip.GZIPInputStream;
 import org.duckdb.DuckDBConnection;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -225,6 +228,44 @@ class MaterializedViewsTest {
         assertThat(views.stats().unpolledSyncs()).isEqualTo(unpolled);
         assertThat(DuckDb.difference(connection, "lowest", lowest)).isZero();
         assertThat(DuckDb.difference(connection, "by_city", byCity)).isZero();
+    }
+
+    @Test
+    void viewsBuiltByAnOlderMallardKeepTheirStateLayout(@TempDir Path directory) throws Exception {
+        Path file = directory.resolve("layout1.duckdb");
+        try (InputStream packed = getClass().getResourceAsStream("layout1.duckdb.gz")) {
+            Files.copy(new GZIPInputStream(packed), file);
+        }
+        String byCity = "SELECT city, sum(qty) AS total, avg(qty) AS mean, count(qty) AS n, count(*) AS c FROM orders GROUP BY city";
+        String byCityMin = "SELECT city, sum(amount) AS total, avg(amount) AS mean, min(amount) AS lo FROM orders GROUP BY city";
+        String layouts = "SELECT name, layout FROM mallard_views.views ORDER BY name";
+        String stateColumns = "SELECT string_agg(column_name, ',' ORDER BY column_index) FROM duckdb_columns() "
+                + "WHERE schema_name = 'mallard_views' AND table_name = 'state$by_city'";
+        try (DuckDBConnection old = DuckDb.open("jdbc:duckdb:" + file); MaterializedViews attached = MaterializedViews.attach(old)) {
+            assertThat(DuckDb.rows(old, layouts)).containsExactly("by_city_min|1", "by_city|1");
+            assertThat(DuckDb.rows(old, stateColumns)).containsExactly("k0,mallard_count,s0,n0,s1,n1,n2");
+            assertThat(attached.stats().mergedViews()).isEqualTo(1);
+            // Two rows the old Mallard captured and did not apply are pending.
+            assertThat(DuckDb.difference(old, "by_city", byCity)).isZero();
+            assertThat(attached.reconcile()).isEmpty();
+            DuckDb.run(old, "INSERT INTO orders VALUES (8, 'Bern', 2.00, 6), (9, 'Rome', 3.00, 2)", "UPDATE orders SET qty = qty + 1 WHERE city = 'Oslo'");
+            attached.syncAfterWrite();
+            attached.sync();
+            assertThat(DuckDb.difference(old, "by_city", byCity)).isZero();
+            assertThat(DuckDb.difference(old, "by_city_min", byCityMin)).isZero();
+            assertThat(DuckDb.rows(old, "SELECT * FROM by_city ORDER BY ALL"))
+                    .containsExactly("Bern|6|6.0|1|2", "Oslo|11|3.6666666666666665|3|3", "Rome|5|2.5|2|2", "null|4|4.0|1|1");
+            // Built again, a view takes the current layout: one sum and one count for the three calls on qty.
+            attached.createOrReplaceView("by_city", byCity);
+            assertThat(DuckDb.rows(old, layouts)).containsExactly("by_city_min|1", "by_city|2");
+            assertThat(DuckDb.rows(old, stateColumns)).containsExactly("k0,mallard_count,s0,n0");
+            DuckDb.run(old, "DELETE FROM orders WHERE id = 8");
+            attached.syncAfterWrite();
+            assertThat(DuckDb.difference(old, "by_city", byCity)).isZero();
+            attached.sync();
+            assertThat(DuckDb.difference(old, "by_city", byCity)).isZero();
+            assertThat(attached.reconcile()).isEmpty();
+        }
     }
 
     @Test
