@@ -50,11 +50,12 @@ public final class Main {
         return ExitCode.SYSTEM_FAULT.code();
     }
 
-    /** Level from MALLARD_LOG_LEVEL or SQLFLOW_LOG_LEVEL: DEBUG, INFO, WARN or WARNING, ERROR. */
+    /** Level from MALLARD_LOG_LEVEL or SQLFLOW_LOG_LEVEL: TRACE, DEBUG, INFO, WARN or WARNING, ERROR. */
     static void configureLogging(Map<String, String> env) {
         String requested = env.getOrDefault("MALLARD_LOG_LEVEL", env.getOrDefault("SQLFLOW_LOG_LEVEL", "INFO"))
                 .trim().toUpperCase(Locale.ROOT);
         Level level = switch (requested) {
+            case "TRACE" -> Level.TRACE;
             case "DEBUG" -> Level.DEBUG;
             case "WARN", "WARNING" -> Level.WARN;
             case "ERROR" -> Level.ERROR;

@@ -47,6 +47,16 @@ class CliIT {
     }
 
     @Test
+    void traceLogsEachViewMaintenanceStatementWithItsDuration() throws Exception {
+        Run run = mallard(Map.of("MALLARD_LOG_LEVEL", "TRACE"), "sql", dir.resolve("traced.duckdb").toString(), "-c",
+                "CREATE TABLE t (g INTEGER, x INTEGER); CREATE MATERIALIZED VIEW v AS SELECT g, min(x) AS lo FROM t GROUP BY g; "
+                        + "INSERT INTO t VALUES (1, 5); SELECT * FROM v");
+        assertThat(run.exit()).as(run.err()).isZero();
+        assertThat(run.out()).contains("5");
+        assertThat(run.err()).containsPattern("TRACE .*views statement took_ms=[0-9.]+ sql=\"MERGE INTO mallard_views\\.\"state\\$v\"");
+    }
+
+    @Test
     void aBadMessageExitsTenNamingItsLine() throws Exception {
         Path fixture = dir.resolve("bad.jsonl");
         Files.writeString(fixture, "{\"event\":\"a\",\"properties\":{\"city\":\"X\"}}\n{\"event\":\"b\",\"properties\":{\"city\":7}}\n");

@@ -926,6 +926,7 @@ public final class MaterializedViews implements AutoCloseable {
                 pollStatements[kind] = connection.prepareStatement(sql.toString());
                 pollSqls[kind] = sql.toString();
             }
+            long start = System.nanoTime();
             try (ResultSet rows = pollStatements[kind].executeQuery()) {
                 while (rows.next()) {
                     int i = rows.getInt(1);
@@ -935,6 +936,7 @@ public final class MaterializedViews implements AutoCloseable {
                     }
                 }
             }
+            Sql.traced(start, pollSqls[kind]);
         } catch (SQLException e) {
             closePoll(kind);
             throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "DuckDB failed reading the views' pending changes: "

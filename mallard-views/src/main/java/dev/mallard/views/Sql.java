@@ -9,10 +9,25 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
-/** Small JDBC steps the maintainer repeats: quoting, running a statement, reading one column. */
+/**
+ * Small JDBC steps the maintainer repeats: quoting, running a statement, reading one column. At TRACE level
+ * ({@code MALLARD_LOG_LEVEL=TRACE}) each statement is logged with its duration, which shows where a sync's time goes.
+ */
 final class Sql {
+    private static final Logger LOG = LoggerFactory.getLogger(Sql.class);
+
     private Sql() {}
+
+    /** Logs a statement the maintainer ran, with its duration, at TRACE level. */
+    static void traced(long startNanos, String sql) {
+        if (LOG.isTraceEnabled()) {
+            LOG.trace("views statement took_ms={} sql=\"{}\"", String.format(java.util.Locale.ROOT, "%.3f",
+                    (System.nanoTime() - startNanos) / 1e6), abbreviate(sql.replace('\n', ' ')));
+        }
+    }
 
     static String quote(String identifier) {
         return '"' + identifier.replace("\"", "\"\"") + '"';
@@ -23,8 +38,10 @@ final class Sql {
     }
 
     static long update(Connection connection, String sql) {
+        long start = System.nanoTime();
         try (Statement statement = connection.createStatement()) {
             statement.execute(sql);
+            traced(start, sql);
             return Math.max(statement.getUpdateCount(), 0);
         } catch (SQLException e) {
             throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "DuckDB failed on view maintenance SQL: "
@@ -33,6 +50,7 @@ final class Sql {
     }
 
     static List<String> strings(Connection connection, String sql, Object... parameters) {
+        long start = System.nanoTime();
         try (PreparedStatement statement = connection.prepareStatement(sql)) {
             for (int i = 0; i < parameters.length; i++) {
                 statement.setObject(i + 1, parameters[i]);
@@ -43,6 +61,7 @@ final class Sql {
                     values.add(rows.getString(1));
                 }
             }
+            traced(start, sql);
             return values;
         } catch (SQLException e) {
             throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "DuckDB failed reading the view catalog: "

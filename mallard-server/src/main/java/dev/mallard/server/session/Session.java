@@ -224,7 +224,7 @@ public final class Session implements AutoCloseable {
             }
             long count = Math.max(0, statement.getLargeUpdateCount());
             derived.clear();
-            views.afterWrite();
+            views.afterWrite(count);
             return new Outcome(Optional.empty(), OptionalLong.of(count));
         });
     }
@@ -249,7 +249,7 @@ public final class Session implements AutoCloseable {
             long count = Math.max(0, statement.getLargeUpdateCount());
             statement.close();
             derived.clear();
-            views.afterWrite();
+            views.afterWrite(count);
             return new Outcome(Optional.empty(), OptionalLong.of(count));
         } catch (SQLException | RuntimeException e) {
             statement.close();

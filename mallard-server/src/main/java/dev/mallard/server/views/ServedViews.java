@@ -77,11 +77,19 @@ public final class ServedViews implements AutoCloseable {
      * applies them.
      */
     public void afterWrite() {
+        afterWrite(-1);
+    }
+
+    /**
+     * As {@link #afterWrite()}, told the rows the write changed (its update count; negative when not known): a
+     * write that only views merged on read see then costs no query ({@link MaterializedViews#syncAfterWrite(long)}).
+     */
+    public void afterWrite(long rowsChanged) {
         MaterializedViews views = shared;
         if (views != null) {
             synchronized (views) {
                 try {
-                    views.syncAfterWrite();
+                    views.syncAfterWrite(rowsChanged);
                 } catch (MallardException e) {
                     LOG.warn("views not synced after a write, the next sync applies the changes code={} reason={}",
                             e.errorCode().code(), Redactor.redact(String.valueOf(e.getMessage())));
