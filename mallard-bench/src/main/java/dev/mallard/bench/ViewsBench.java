@@ -76,6 +76,10 @@ final class ViewsBench implements Callable<Integer> {
     @Option(names = "--batches", description = "Batches per workload (default ${DEFAULT-VALUE}).", defaultValue = "5")
     int batches;
 
+    @Option(names = "--warmup-batches", description = "Batches per workload run first and not timed, so the sync's code is compiled "
+            + "as in a long-running process (default ${DEFAULT-VALUE}).", defaultValue = "5")
+    int warmupBatches;
+
     @Option(names = "--refreshes", description = "REFRESH runs per view (default ${DEFAULT-VALUE}).", defaultValue = "3")
     int refreshes;
 
@@ -259,19 +263,24 @@ final class ViewsBench implements Callable<Integer> {
         String statement(int batch);
     }
 
-    /** Batches of writes, each committed and then synced; the sync is timed alone (changed rows/s). */
+    /**
+     * Batches of writes, each committed and then synced; the sync is timed alone (changed rows/s), after
+     * {@code --warmup-batches} untimed ones.
+     */
     private void batch(Statement sql, MaterializedViews views, Shape shape, int rows, String workload, double refreshMs, BatchSql write)
             throws Exception {
         double[] millis = new double[batches];
         long cpu = 0;
-        for (int b = 0; b < batches; b++) {
+        for (int b = 0; b < warmupBatches + batches; b++) {
             sql.execute(write.statement(b));
             long changed = sql.getUpdateCount();
             long cpuStart = ProcessCpu.selfNanos();
             long start = System.nanoTime();
             views.syncAfterWrite(changed);
-            millis[b] = millisSince(start);
-            cpu += ProcessCpu.between(cpuStart, ProcessCpu.selfNanos());
+            if (b >= warmupBatches) {
+                millis[b - warmupBatches] = millisSince(start);
+                cpu += ProcessCpu.between(cpuStart, ProcessCpu.selfNanos());
+            }
         }
         double p50 = percentile(millis, 0.5);
         report(shape, workload, rows, new Timings(millis, cpu / 1e6 / batches), Double.NaN, batchRows / (p50 / 1000), refreshMs);

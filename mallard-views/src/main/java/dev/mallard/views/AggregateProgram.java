@@ -185,6 +185,12 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
         return inputs.stream().allMatch(b -> b.source().occurrences().size() == 1);
     }
 
+    /** Whether each input mentions the table at most once (a self-join mentions it twice). */
+    boolean mentionsOnce(TableName table) {
+        Optional<TableName> named = Optional.of(table);
+        return inputs.stream().allMatch(b -> b.source().occurrences().stream().filter(o -> o.table().equals(named)).count() <= 1);
+    }
+
     /**
      * The view's rows as a query over the state and the changes its tables' delta logs hold since the last
      * {@link #compact}: the pending changes grouped as a sync would group them, joined to the state by key (a full

@@ -47,6 +47,8 @@ public final class MaterializedViews implements AutoCloseable {
 
     /** The default of {@link #compactAfter}. */
     public static final long DEFAULT_COMPACT_ROWS = 1_000;
+    /** The default of {@link #waitJoinedUnder}. */
+    public static final long DEFAULT_WAIT_JOINED_UNDER_ROWS = 100_000;
 
     private final DuckDBConnection user;
     private final DuckDBConnection connection;
@@ -87,6 +89,12 @@ public final class MaterializedViews implements AutoCloseable {
     private Duration reconcileInterval;
     private long lastReconcileNanos = System.nanoTime();
     private long compactAfterRows = DEFAULT_COMPACT_ROWS;
+    private long waitJoinedUnderRows = DEFAULT_WAIT_JOINED_UNDER_ROWS;
+    /**
+     * The rows of the tables that views merged on read join (DuckDB's {@code estimated_size}), as of the last reload or
+     * sync that applied changes: a join view's pending changes to one table wait only while the others are small.
+     */
+    private Map<TableName, Long> joinedRows = Map.of();
     /** Views merged on read whose last compaction kept its change (for {@link #changes}), by key. */
     private final Set<String> changesKept = new HashSet<>();
     /** Whether the running sync keeps the changes of the views merged on read: not for a writer's. */
@@ -192,6 +200,20 @@ public final class MaterializedViews implements AutoCloseable {
             throw new IllegalArgumentException("compactAfter must be at least 1 row, got " + rows);
         }
         this.compactAfterRows = rows;
+        return this;
+    }
+
+    /**
+     * Sets below how many rows every other table of a join view merged on read must hold for a writer's changes to one
+     * of its tables to wait in the delta log like a one-table view's (until {@link #compactAfter}): each read joins the
+     * pending rows with those tables whole. Past it, a writer's sync folds the join's changes in at once. Default
+     * {@value #DEFAULT_WAIT_JOINED_UNDER_ROWS}; 0 folds every join's changes in at each writer's sync.
+     */
+    public MaterializedViews waitJoinedUnder(long rows) {
+        if (rows < 0) {
+            throw new IllegalArgumentException("waitJoinedUnder must be at least 0 rows, got " + rows);
+        }
+        this.waitJoinedUnderRows = rows;
         return this;
     }
 
@@ -407,6 +429,7 @@ public final class MaterializedViews implements AutoCloseable {
         generation = bump();
         refreshTracked();
         views.put(key(name), view);
+        measureJoinedTables();
     }
 
     /**
@@ -824,6 +847,7 @@ public final class MaterializedViews implements AutoCloseable {
         for (TableName table : changed) {
             ChangeCapture.clear(connection, table, Optional.ofNullable(polledDeltas.get(table)));
         }
+        measureJoinedTables();
         deltaSyncs++;
         capturedRows += captured;
         viewRowsChanged += rows;
@@ -888,19 +912,49 @@ public final class MaterializedViews implements AutoCloseable {
 
     /**
      * Whether the table's pending rows may wait for a later sync: some view reads the table and every view that does
-     * is merged on read and mentions one table (a join reads pending rows against the other tables' whole rows).
+     * is merged on read and either reads that table alone or joins it, mentioned once, with tables of fewer than
+     * {@link #waitJoinedUnder} rows (a read joins the pending rows with the other tables' whole rows).
      */
     private boolean pendingMayWait(TableName table) {
         boolean read = false;
         for (MaintainedView view : views.values()) {
             if (view.program().tables().contains(table)) {
-                if (!view.merged() || !((AggregateProgram) view.program()).readsOneMention()) {
+                if (!view.merged()) {
+                    return false;
+                }
+                AggregateProgram aggregate = (AggregateProgram) view.program();
+                if (!aggregate.readsOneMention() && !(aggregate.mentionsOnce(table) && aggregate.tables().stream()
+                        .allMatch(t -> t.equals(table) || joinedRows.getOrDefault(t, Long.MAX_VALUE) < waitJoinedUnderRows))) {
                     return false;
                 }
                 read = true;
             }
         }
         return read;
+    }
+
+    /** Reads the sizes of the tables that views merged on read join ({@link #joinedRows}); none when there are no such views. */
+    private void measureJoinedTables() {
+        Set<TableName> joined = new HashSet<>();
+        for (MaintainedView view : views.values()) {
+            if (view.merged() && !((AggregateProgram) view.program()).readsOneMention()) {
+                joined.addAll(view.program().tables());
+            }
+        }
+        if (joined.isEmpty()) {
+            joinedRows = Map.of();
+            return;
+        }
+        Map<TableName, Long> rows = new HashMap<>();
+        for (String row : Sql.strings(connection, "SELECT schema_name || chr(0) || table_name || chr(0) || estimated_size FROM duckdb_tables() "
+                + "WHERE database_name = current_database() AND NOT temporary")) {
+            String[] parts = row.split("\u0000", 3);
+            TableName table = new TableName(parts[0], parts[1]);
+            if (joined.contains(table)) {
+                rows.put(table, Long.parseLong(parts[2]));
+            }
+        }
+        joinedRows = Map.copyOf(rows);
     }
 
     /**
@@ -1179,6 +1233,7 @@ public final class MaterializedViews implements AutoCloseable {
                         entry.name(), e.getMessage(), entry.name());
             }
         }
+        measureJoinedTables();
     }
 
     /** Refuses to drop or replace a view that other views read (see {@link #dropViewCascade}). */
