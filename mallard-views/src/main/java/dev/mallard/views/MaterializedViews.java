@@ -91,10 +91,12 @@ public final class MaterializedViews implements AutoCloseable {
     private long compactAfterRows = DEFAULT_COMPACT_ROWS;
     private long waitJoinedUnderRows = DEFAULT_WAIT_JOINED_UNDER_ROWS;
     /**
-     * The rows of the tables that views merged on read join (DuckDB's {@code estimated_size}), as of the last reload or
-     * sync that applied changes: a join view's pending changes to one table wait only while the others are small.
+     * The rows of the tables that views merged on read join (DuckDB's {@code estimated_size}), as of the last reload,
+     * create, or sync that applied changes at least a second after the last reading (the query costs about 1 ms): a
+     * join view's pending changes to one table wait only while the others are small.
      */
     private Map<TableName, Long> joinedRows = Map.of();
+    private long joinedMeasuredNanos;
     /** Views merged on read whose last compaction kept its change (for {@link #changes}), by key. */
     private final Set<String> changesKept = new HashSet<>();
     /** Whether the running sync keeps the changes of the views merged on read: not for a writer's. */
@@ -847,7 +849,9 @@ public final class MaterializedViews implements AutoCloseable {
         for (TableName table : changed) {
             ChangeCapture.clear(connection, table, Optional.ofNullable(polledDeltas.get(table)));
         }
-        measureJoinedTables();
+        if (System.nanoTime() - joinedMeasuredNanos >= 1_000_000_000L) {
+            measureJoinedTables();
+        }
         deltaSyncs++;
         capturedRows += captured;
         viewRowsChanged += rows;
@@ -935,6 +939,7 @@ public final class MaterializedViews implements AutoCloseable {
 
     /** Reads the sizes of the tables that views merged on read join ({@link #joinedRows}); none when there are no such views. */
     private void measureJoinedTables() {
+        joinedMeasuredNanos = System.nanoTime();
         Set<TableName> joined = new HashSet<>();
         for (MaintainedView view : views.values()) {
             if (view.merged() && !((AggregateProgram) view.program()).readsOneMention()) {
