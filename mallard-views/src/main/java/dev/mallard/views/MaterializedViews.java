@@ -749,7 +749,11 @@ public final class MaterializedViews implements AutoCloseable {
                 || !provisional.isEmpty() || reconcileDue() || !signal.unchangedSince(polledStamp)) {
             return false;
         }
-        long bound = rowsChanged > compactAfterRows ? compactAfterRows : pendingBound + 2 * rowsChanged;
+        // The last poll left every log below compactAfter; the told rows, twice, must fit in what is left (no overflow).
+        if (rowsChanged > (compactAfterRows - pendingBound) / 2) {
+            return false;
+        }
+        long bound = pendingBound + 2 * rowsChanged;
         if (bound >= compactAfterRows) {
             return false;
         }
