@@ -79,6 +79,10 @@ final class ServerBench implements Callable<Integer> {
             defaultValue = "jdbc,flight,http")
     List<String> smallPathNames;
 
+    @Option(names = "--fetch-size", description = "Rows per Arrow batch, the server's fetch_size and the in-process export's "
+            + "(default ${DEFAULT-VALUE}, the server's default).", defaultValue = "" + ServerConfig.DEFAULT_FETCH_SIZE)
+    int fetchSize;
+
     @Option(names = "--json", description = "Print one JSON object instead of a table.")
     boolean json;
 
@@ -98,7 +102,7 @@ final class ServerBench implements Callable<Integer> {
                 + " TIMESTAMP '2024-01-01' + to_seconds(range) AS ts FROM range(" + rows + ");");
         ServerConfig config = new ServerConfig(warehouse, Optional.empty(), "127.0.0.1", 0, ServerConfig.DEFAULT_HTTP_MAX_BODY_BYTES, 0, Optional.empty(),
                 List.of(new UserAccount(USER, PasswordHash.of(PASSWORD))), AccessMode.COMPLETE, Optional.empty(),
-                60, ServerConfig.SessionLimits.DEFAULT, ServerConfig.DEFAULT_FETCH_SIZE, 0, Optional.of(script));
+                60, ServerConfig.SessionLimits.DEFAULT, fetchSize, 0, Optional.of(script));
         ObjectNode result = new ObjectMapper().createObjectNode();
         try (MallardServer server = MallardServer.start(config)) {
             double inProcess = best(() -> inProcess(server));
@@ -186,7 +190,7 @@ final class ServerBench implements Callable<Integer> {
         try (Connection connection = server.engineSession(); Statement statement = connection.createStatement();
                 ResultSet rs = statement.executeQuery(QUERY);
                 BufferAllocator allocator = new RootAllocator();
-                ArrowReader reader = ArrowExport.export(rs, allocator, ServerConfig.DEFAULT_FETCH_SIZE)) {
+                ArrowReader reader = ArrowExport.export(rs, allocator, fetchSize)) {
             long count = 0;
             while (reader.loadNextBatch()) {
                 count += reader.getVectorSchemaRoot().getRowCount();
