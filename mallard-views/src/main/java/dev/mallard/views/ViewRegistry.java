@@ -50,7 +50,7 @@ final class ViewRegistry {
 
     /** The catalog's instance id, made once per database: what its attachments in one JVM share a signal by. */
     String instance() {
-        return Sql.strings(connection, "SELECT instance FROM " + GENERATION).get(0);
+        return Sql.strings(connection, "SELECT min(instance) FROM " + GENERATION).get(0);
     }
 
     /**
