@@ -97,11 +97,11 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
 
     @Override
     public void maintain(Connection connection, Set<TableName> changed) {
-        moveGroups(connection, changed);
+        Optional<Boolean> nullKey = moveGroups(connection, changed);
         // The touched groups' rows leave the view as they were and come back as they are.
         Sql.update(connection, "INSERT INTO " + ViewTable.OUTPUT + " " + outputRows(oldGroups(), "-1") + "\nUNION ALL\n"
                 + outputRows(touched() + " AS g", "1"));
-        mergeState(connection);
+        mergeState(connection, nullKey);
     }
 
     /**
@@ -129,7 +129,7 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
      */
     long maintainInPlace(Connection connection, Set<TableName> changed, ViewTable table) {
         List<String> columns = table.columns();
-        moveGroups(connection, changed);
+        Optional<Boolean> nullKey = moveGroups(connection, changed);
         long deleted;
         if (keyCount == 0) {
             deleted = Sql.update(connection, "DELETE FROM " + table.relation());
@@ -154,7 +154,7 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
         }
         long inserted = Sql.update(connection, "INSERT INTO " + table.relation() + " SELECT " + String.join(", ", outputs)
                 + " FROM " + touched() + " AS g WHERE " + visible());
-        mergeState(connection);
+        mergeState(connection, nullKey);
         return deleted + inserted;
     }
 
@@ -267,7 +267,11 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
     }
 
     /** Groups the deltas, joins them with the state into the touched groups' table, recomputes extremes that need it. */
-    private void moveGroups(Connection connection, Set<TableName> changed) {
+    /**
+     * Builds the touched groups' table (old and new state of each group the delta touches), recomputing extremes that
+     * need it; returns whether a touched group has a NULL key when that was read on the way, else empty.
+     */
+    private Optional<Boolean> moveGroups(Connection connection, Set<TableName> changed) {
         String rows = Branch.delta(inputs, changed);
         String groups = grouped(rows, false);
         if (!distinctSlots().isEmpty()) {
@@ -292,7 +296,7 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
                     + " FROM (SELECT * FROM mallard_d WHERE " + someKeyNull("mallard_d") + ") AS d" + join + match("g", "d");
         }
         Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + touched() + " AS " + select);
-        recomputeExtremes(connection);
+        return recomputeExtremes(connection);
     }
 
     /** The touched groups that existed before, with their old state under the state's column names, aliased g. */
@@ -301,7 +305,8 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
     }
 
     /** Writes the touched groups' new state into the state table. */
-    private void mergeState(Connection connection) {
+    /** Moves the state by the touched groups; {@code nullKey}: whether one has a NULL key, if already read. */
+    private void mergeState(Connection connection, Optional<Boolean> nullKey) {
         if (keyCount == 0) {
             Sql.update(connection, "UPDATE " + stateTable() + " AS g SET " + assigned() + " FROM " + touched() + " AS t");
         } else {
@@ -313,7 +318,7 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
                     + ") VALUES (" + stateColumns().stream().map(c -> "t." + c).collect(Collectors.joining(", ")) + ")";
             String merge = "MERGE INTO " + stateTable() + " AS g USING (SELECT * FROM " + touched() + " AS t WHERE ";
             Sql.update(connection, merge + "NOT (" + someKeyNull("t") + ")) AS t ON (" + equal("g", "t") + ")" + actions);
-            if (Sql.count(connection, "SELECT count(*) FROM " + touched() + " AS t WHERE " + someKeyNull("t")) > 0) {
+            if (nullKey.orElseGet(() -> Sql.count(connection, "SELECT count(*) FROM " + touched() + " AS t WHERE " + someKeyNull("t")) > 0)) {
                 Sql.update(connection, merge + someKeyNull("t") + ") AS t ON (" + match("g", "t") + ")" + actions);
             }
         }
@@ -504,11 +509,20 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
     /**
      * Recomputes, from the base tables, the extremes of the touched groups that need it; groups are only read
      * when some need it, and the base tables are then scanned once for those groups (there is no index to use).
+     * The count of the groups that need it also counts those with a NULL key (one statement instead of two): returns
+     * whether there are any, or empty when nothing was read.
      */
-    private void recomputeExtremes(Connection connection) {
+    private Optional<Boolean> recomputeExtremes(Connection connection) {
         List<AggregateSlot> extremes = slots.stream().filter(AggregateSlot::isExtreme).toList();
-        if (extremes.isEmpty() || Sql.count(connection, "SELECT count(*) FROM " + touched() + " WHERE " + RECOMPUTE) == 0) {
-            return;
+        if (extremes.isEmpty()) {
+            return Optional.empty();
+        }
+        String[] counts = Sql.strings(connection, "SELECT count(*) FILTER (WHERE t." + RECOMPUTE + ") || ',' || "
+                + (keyCount == 0 ? "0" : "count(*) FILTER (WHERE " + someKeyNull("t") + ")") + " FROM " + touched() + " AS t")
+                .get(0).split(",");
+        Optional<Boolean> nullKey = keyCount == 0 ? Optional.empty() : Optional.of(Long.parseLong(counts[1]) > 0);
+        if (Long.parseLong(counts[0]) == 0) {
+            return nullKey;
         }
         List<String> columns = new ArrayList<>(keyColumns());
         extremes.forEach(s -> columns.add(s.extremeFunction() + "(" + s.argumentColumn() + ") AS " + s.extreme()));
@@ -518,6 +532,7 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
         String sets = extremes.stream().map(s -> s.extreme() + " = r." + s.extreme()).collect(Collectors.joining(", "));
         Sql.update(connection, "UPDATE " + touched() + " AS t SET " + sets + " FROM (" + recomputed + ") AS r WHERE "
                 + match("t", "r") + " AND t." + RECOMPUTE);
+        return nullKey;
     }
 
     /** Whether a group's row is in the view, in terms of the state columns (EXCEPT ALL copies aside). */
