@@ -30,20 +30,27 @@ record Fingerprint(long rows, BigInteger hash) {
 
     /** A query with one row: {@code delta_rows} and {@code delta_hash} of the table's delta log, weighted. */
     static String ofDeltaQuery(TableName table) {
-        String w = Source.WEIGHT;
-        return "SELECT CAST(coalesce(sum(" + w + "), 0) AS BIGINT) AS delta_rows, coalesce(sum(hash(*COLUMNS(* EXCLUDE ("
-                + w + ")))::HUGEINT * " + w + "), 0) AS delta_hash FROM " + table.deltaTable();
+        return "SELECT " + deltaRows() + " AS delta_rows, " + deltaHash() + " AS delta_hash FROM " + table.deltaTable();
     }
 
     /** {@code delta_rows,delta_hash} of the table's delta log as one VARCHAR expression, for a query over the log. */
     static String ofDeltaText() {
-        String w = Source.WEIGHT;
-        return "CAST(coalesce(sum(" + w + "), 0) AS BIGINT) || ',' || coalesce(sum(hash(*COLUMNS(* EXCLUDE (" + w + ")))::HUGEINT * "
-                + w + "), 0)";
+        return deltaRows() + " || ',' || " + deltaHash();
     }
 
     static Fingerprint ofDelta(Connection connection, TableName table) {
-        return parse(Sql.strings(connection, "SELECT delta_rows || ',' || delta_hash FROM (" + ofDeltaQuery(table) + ")").get(0));
+        return parse(Sql.strings(connection, "SELECT " + ofDeltaText() + " FROM " + table.deltaTable()).get(0));
+    }
+
+    /** The rows a delta log adds: the sum of its weights. */
+    private static String deltaRows() {
+        return "CAST(coalesce(sum(" + Source.WEIGHT + "), 0) AS BIGINT)";
+    }
+
+    /** The hash sum a delta log adds: each row's hash times its weight. */
+    private static String deltaHash() {
+        String w = Source.WEIGHT;
+        return "coalesce(sum(hash(*COLUMNS(* EXCLUDE (" + w + ")))::HUGEINT * " + w + "), 0)";
     }
 
     static Fingerprint parse(String text) {

@@ -904,16 +904,15 @@ public final class MaterializedViews implements AutoCloseable {
         if (pending[0] != generation) {
             return false;
         }
+        // The bound a writer's unpolled syncs start from; a false return is followed by a sync, which clears it.
         polledStamp = stamp;
         pendingBound = 0;
-        for (int i = 1; i < pending.length; i++) {
-            pendingBound = Math.max(pendingBound, pending[i]);
-        }
         unpolledInARow = 0;
         for (int i = 1; i < pending.length; i++) {
             if (pending[i] != 0 && !(afterWrite && pending[i] < compactAfterRows && pendingMayWait(tables.get(i - 1)))) {
                 return false;
             }
+            pendingBound = Math.max(pendingBound, pending[i]);
         }
         return true;
     }
@@ -1107,9 +1106,10 @@ public final class MaterializedViews implements AutoCloseable {
         for (TableName table : trackedTables) {
             pending += ChangeCapture.pending(connection, table);
         }
-        return new ViewStats(views.size(), views.values().stream().filter(MaintainedView::merged).count(), broken.size(), tracked.size(), pending, syncs, unpolledSyncs, deltaSyncs, capturedRows, viewRowsChanged,
-                refreshes, exactDeltaSyncs, scanSyncs, provisional.stream().map(TableName::toString).toList(), reconcileFailures,
-                lastReconcileError);
+        long merged = views.values().stream().filter(MaintainedView::merged).count();
+        return new ViewStats(views.size(), merged, broken.size(), tracked.size(), pending, syncs, unpolledSyncs, deltaSyncs,
+                capturedRows, viewRowsChanged, refreshes, exactDeltaSyncs, scanSyncs,
+                provisional.stream().map(TableName::toString).toList(), reconcileFailures, lastReconcileError);
     }
 
     @Override
