@@ -220,14 +220,14 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
      * unlike {@link #maintainInPlace} no touched-groups table is needed. Returns the state rows updated, inserted or
      * deleted: the groups the changes touched.
      */
-    long compact(Connection connection, Set<TableName> changed) {
+    long compact(StatementCache statements, Set<TableName> changed) {
         String pending = grouped(Branch.delta(inputs, changed), false);
         List<String> moved = stateColumns().subList(keyCount, stateColumns().size());
         String sums = moved.stream().map(c -> c + " = g." + c + " + d." + c).collect(Collectors.joining(", "));
         if (keyCount == 0) {
-            return Sql.update(connection, "UPDATE " + stateTable() + " AS g SET " + sums + " FROM (" + pending + ") AS d");
+            return statements.update("UPDATE " + stateTable() + " AS g SET " + sums + " FROM (" + pending + ") AS d");
         }
-        return Sql.update(connection, "MERGE INTO " + stateTable() + " AS g USING (" + pending + ") AS d ON (" + match("g", "d")
+        return statements.update("MERGE INTO " + stateTable() + " AS g USING (" + pending + ") AS d ON (" + match("g", "d")
                 + ") WHEN MATCHED AND g." + COUNT + " + d." + COUNT + " = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET " + sums
                 + " WHEN NOT MATCHED AND d." + COUNT + " <> 0 THEN INSERT (" + String.join(", ", stateColumns()) + ") VALUES ("
                 + stateColumns().stream().map(c -> "d." + c).collect(Collectors.joining(", ")) + ")");

@@ -133,13 +133,13 @@ final class ChangeCapture {
      * The captured changes were applied: adds them to the table's fingerprint and empties the log. {@code delta} is
      * the log's fingerprint when read earlier in this transaction with nothing written to the log since, else empty.
      */
-    static void clear(Connection connection, TableName table, Optional<Fingerprint> delta) {
+    static void clear(StatementCache statements, TableName table, Optional<Fingerprint> delta) {
         if (delta.isPresent()) {
-            ViewRegistry.advance(connection, table, delta.get());
+            ViewRegistry.advance(statements, table, delta.get());
         } else {
-            ViewRegistry.advance(connection, table);
+            ViewRegistry.advance(statements, table);
         }
-        Sql.update(connection, "DELETE FROM " + table.deltaTable());
+        statements.update("DELETE FROM " + table.deltaTable());
     }
 
     /** The columns the triggers capture (the table's columns when it was tracked). */

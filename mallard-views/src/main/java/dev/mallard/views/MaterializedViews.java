@@ -64,8 +64,8 @@ public final class MaterializedViews implements AutoCloseable {
      * The polls of the last syncs, prepared once per set of tracked tables (they read only the views' own tables):
      * [0] counts the pending rows, [1] also fingerprints them (a sync's, in its transaction).
      */
-    private final PreparedStatement[] pollStatements = new PreparedStatement[2];
-    private final String[] pollSqls = new String[2];
+    /** The statements every sync runs, prepared once (the poll, and each view's compaction). */
+    private final StatementCache statements;
     /** The delta logs' fingerprints as the running sync's poll read them. */
     private final Map<TableName, Fingerprint> polledDeltas = new HashMap<>();
     /** The catalog's tracked tables, as of {@link #generation}. */
@@ -119,6 +119,7 @@ public final class MaterializedViews implements AutoCloseable {
     private MaterializedViews(DuckDBConnection user, DuckDBConnection connection) {
         this.user = user;
         this.connection = connection;
+        this.statements = new StatementCache(connection);
         this.registry = new ViewRegistry(connection);
         this.catalog = new Catalog(connection);
         this.tree = new SqlTree(connection);
@@ -851,7 +852,7 @@ public final class MaterializedViews implements AutoCloseable {
             }
         }
         for (TableName table : changed) {
-            ChangeCapture.clear(connection, table, Optional.ofNullable(polledDeltas.get(table)));
+            ChangeCapture.clear(statements, table, Optional.ofNullable(polledDeltas.get(table)));
         }
         if (System.nanoTime() - joinedMeasuredNanos >= 1_000_000_000L) {
             measureJoinedTables();
@@ -880,7 +881,7 @@ public final class MaterializedViews implements AutoCloseable {
             } else if (changesKept.remove(key(view.name()))) {
                 aggregate.dropChange(connection);
             }
-            return aggregate.compact(connection, changed);
+            return aggregate.compact(statements, changed);
         }
         if (program instanceof AggregateProgram aggregate && aggregate.appliesInPlace()) {
             return aggregate.maintainInPlace(connection, changed, table);
@@ -973,7 +974,6 @@ public final class MaterializedViews implements AutoCloseable {
      * when it clears the log: one scan of the logs instead of a statement per table.
      */
     private long[] poll(List<TableName> tables, boolean fingerprints) {
-        int kind = fingerprints ? 1 : 0;
         StringBuilder sql = new StringBuilder("SELECT 0 AS i, n" + (fingerprints ? ", NULL AS f" : "") + " FROM ("
                 + ViewRegistry.generationQuery() + ") AS g(n)");
         for (int i = 0; i < tables.size(); i++) {
@@ -982,42 +982,14 @@ public final class MaterializedViews implements AutoCloseable {
         }
         long[] numbers = new long[tables.size() + 1];
         polledDeltas.clear();
-        try {
-            if (!sql.toString().equals(pollSqls[kind])) {
-                closePoll(kind);
-                pollStatements[kind] = connection.prepareStatement(sql.toString());
-                pollSqls[kind] = sql.toString();
+        statements.query(sql.toString(), row -> {
+            int i = row.getInt(1);
+            numbers[i] = row.getLong(2);
+            if (fingerprints && i > 0) {
+                polledDeltas.put(tables.get(i - 1), Fingerprint.parse(row.getString(3)));
             }
-            long start = System.nanoTime();
-            try (ResultSet rows = pollStatements[kind].executeQuery()) {
-                while (rows.next()) {
-                    int i = rows.getInt(1);
-                    numbers[i] = rows.getLong(2);
-                    if (fingerprints && i > 0) {
-                        polledDeltas.put(tables.get(i - 1), Fingerprint.parse(rows.getString(3)));
-                    }
-                }
-            }
-            Sql.traced(start, pollSqls[kind]);
-        } catch (SQLException e) {
-            closePoll(kind);
-            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "DuckDB failed reading the views' pending changes: "
-                    + e.getMessage(), e);
-        }
+        });
         return numbers;
-    }
-
-    private void closePoll(int kind) {
-        PreparedStatement statement = pollStatements[kind];
-        pollStatements[kind] = null;
-        pollSqls[kind] = null;
-        if (statement != null) {
-            try {
-                statement.close();
-            } catch (SQLException e) {
-                LOG.debug("closing the views' poll failed reason={}", e.getMessage());
-            }
-        }
     }
 
     /** The schema views live in: the current schema of the views' own connection, which nothing else uses. */
@@ -1114,8 +1086,7 @@ public final class MaterializedViews implements AutoCloseable {
 
     @Override
     public void close() {
-        closePoll(0);
-        closePoll(1);
+        statements.close();
         try {
             connection.close();
         } catch (SQLException e) {

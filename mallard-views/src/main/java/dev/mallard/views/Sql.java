@@ -103,7 +103,7 @@ final class Sql {
         return values.isEmpty() || values.get(0) == null ? 0 : Long.parseLong(values.get(0));
     }
 
-    private static String abbreviate(String sql) {
+    static String abbreviate(String sql) {
         return sql.length() <= 300 ? sql : sql.substring(0, 300) + "...";
     }
 }

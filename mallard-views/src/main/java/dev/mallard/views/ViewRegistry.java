@@ -138,14 +138,14 @@ final class ViewRegistry {
     }
 
     /** Adds a delta log's fingerprint, read before in this transaction, to the table's: the captured changes were applied. */
-    static void advance(Connection connection, TableName table, Fingerprint delta) {
-        Sql.update(connection, "UPDATE " + TRACKED + " SET row_count = row_count + " + delta.rows() + ", row_hash = row_hash + "
-                + hugeint(delta) + " WHERE " + matches(table));
+    static void advance(StatementCache statements, TableName table, Fingerprint delta) {
+        statements.update("UPDATE " + TRACKED + " SET row_count = row_count + ?, row_hash = row_hash + CAST(? AS HUGEINT) WHERE "
+                + matches(table), delta.rows(), delta.hash().toString());
     }
 
     /** Adds the delta log's fingerprint to the table's: the captured changes were applied. */
-    static void advance(Connection connection, TableName table) {
-        Sql.update(connection, "UPDATE " + TRACKED + " SET row_count = row_count + d.delta_rows, row_hash = row_hash + d.delta_hash "
+    static void advance(StatementCache statements, TableName table) {
+        statements.update("UPDATE " + TRACKED + " SET row_count = row_count + d.delta_rows, row_hash = row_hash + d.delta_hash "
                 + "FROM (" + Fingerprint.ofDeltaQuery(table) + ") AS d WHERE " + matches(table));
     }
 
