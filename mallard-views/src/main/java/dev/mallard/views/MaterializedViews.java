@@ -60,10 +60,9 @@ public final class MaterializedViews implements AutoCloseable {
     private final Map<String, String> broken = new LinkedHashMap<>();
     private long generation = -1;
     /**
-     * The polls of the last syncs, prepared once per set of tracked tables (they read only the views' own tables):
-     * [0] counts the pending rows, [1] also fingerprints them (a sync's, in its transaction).
+     * The statements every sync runs with the same text, prepared once: the polls (per set of tracked tables), a merged
+     * view's compaction, the fingerprints' updates and the logs' clearing.
      */
-    /** The statements every sync runs, prepared once (the poll, and each view's compaction). */
     private final StatementCache statements;
     /** The delta logs' fingerprints as the running sync's poll read them. */
     private final Map<TableName, Fingerprint> polledDeltas = new HashMap<>();

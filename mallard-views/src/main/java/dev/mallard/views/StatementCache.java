@@ -6,9 +6,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 
 /**
@@ -39,10 +37,6 @@ final class StatementCache implements AutoCloseable {
         this.connection = connection;
     }
 
-    Connection connection() {
-        return connection;
-    }
-
     /** Runs a statement that changes rows, with its parameters; returns its update count. */
     long update(String sql, Object... parameters) {
         long start = System.nanoTime();
@@ -69,13 +63,6 @@ final class StatementCache implements AutoCloseable {
         } catch (SQLException e) {
             throw failed(sql, statement, e);
         }
-    }
-
-    /** The first column of a query's rows, as text. */
-    List<String> strings(String sql) {
-        List<String> values = new ArrayList<>();
-        query(sql, rows -> values.add(rows.getString(1)));
-        return values;
     }
 
     @Override
