@@ -73,7 +73,7 @@ final class ViewsBench implements Callable<Integer> {
     @Option(names = "--batch-rows", description = "Rows per batch (default ${DEFAULT-VALUE}).", defaultValue = "10000")
     int batchRows;
 
-    @Option(names = "--batches", description = "Batches per workload (default ${DEFAULT-VALUE}).", defaultValue = "5")
+    @Option(names = "--batches", description = "Batches per workload (default ${DEFAULT-VALUE}).", defaultValue = "15")
     int batches;
 
     @Option(names = "--warmup-batches", description = "Batches per workload run first and not timed, so the sync's code is compiled "
