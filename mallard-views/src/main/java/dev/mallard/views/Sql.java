@@ -44,9 +44,14 @@ final class Sql {
             traced(start, sql);
             return Math.max(statement.getUpdateCount(), 0);
         } catch (SQLException e) {
-            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "DuckDB failed on view maintenance SQL: "
-                    + e.getMessage() + " (statement: " + abbreviate(sql) + ")", e);
+            throw maintenanceFailed(sql, e);
         }
+    }
+
+    /** The error of a maintenance statement DuckDB failed on, naming the statement (abbreviated). */
+    static MallardException maintenanceFailed(String sql, SQLException e) {
+        return new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "DuckDB failed on view maintenance SQL: "
+                + e.getMessage() + " (statement: " + abbreviate(sql) + ")", e);
     }
 
     static List<String> strings(Connection connection, String sql, Object... parameters) {
@@ -103,7 +108,7 @@ final class Sql {
         return values.isEmpty() || values.get(0) == null ? 0 : Long.parseLong(values.get(0));
     }
 
-    static String abbreviate(String sql) {
+    private static String abbreviate(String sql) {
         return sql.length() <= 300 ? sql : sql.substring(0, 300) + "...";
     }
 }

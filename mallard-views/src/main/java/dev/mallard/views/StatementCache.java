@@ -1,6 +1,5 @@
 package dev.mallard.views;
 
-import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -87,8 +86,7 @@ final class StatementCache implements AutoCloseable {
             return statement;
         } catch (SQLException e) {
             statements.remove(sql);
-            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "DuckDB failed on view maintenance SQL: "
-                    + e.getMessage() + " (statement: " + Sql.abbreviate(sql) + ")", e);
+            throw Sql.maintenanceFailed(sql, e);
         }
     }
 
@@ -102,8 +100,7 @@ final class StatementCache implements AutoCloseable {
     private MallardException failed(String sql, PreparedStatement statement, SQLException e) {
         statements.remove(sql);
         closeQuietly(statement);
-        return new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "DuckDB failed on view maintenance SQL: "
-                + e.getMessage() + " (statement: " + Sql.abbreviate(sql) + ")", e);
+        return Sql.maintenanceFailed(sql, e);
     }
 
     private static void closeQuietly(PreparedStatement statement) {
