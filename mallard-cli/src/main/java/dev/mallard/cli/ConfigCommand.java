@@ -5,11 +5,9 @@ import dev.mallard.core.config.ConfigExample;
 import dev.mallard.flow.config.PipelineConfigReader;
 import dev.mallard.flow.validate.PipelineValidator;
 import dev.mallard.flow.validate.ValidationReport;
-import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Parameters;
 
 @Command(name = "config", description = "Work with pipeline configuration files.",
         subcommands = {ConfigCommand.Validate.class, ConfigCommand.Example.class})
@@ -27,12 +25,12 @@ final class ConfigCommand implements Runnable {
         @CommandLine.Spec
         CommandLine.Model.CommandSpec spec;
 
-        @Parameters(index = "0", paramLabel = "<config>")
-        Path config;
+        @CommandLine.Mixin
+        ConfigFile config = new ConfigFile();
 
         @Override
         public Integer call() {
-            ValidationReport report = new PipelineValidator(ConfigEnvironment.fromSystem()).validate(config);
+            ValidationReport report = new PipelineValidator(ConfigEnvironment.fromSystem()).validate(config.path("config validate"));
             java.io.PrintWriter target = report.sound() ? spec.commandLine().getOut() : spec.commandLine().getErr();
             target.print(report.toText());
             target.flush();

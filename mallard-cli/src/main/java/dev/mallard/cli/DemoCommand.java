@@ -25,8 +25,9 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 @Command(name = "demo", description = {
-    "Start a Kafka broker in this process, publish SQLFlow-shaped test events, run a count-by-city pipeline over",
-    "them and print its output: the whole main job on one machine with nothing installed."})
+    "Run the main job on one machine with nothing installed: a broker, test events and a count-by-city pipeline.",
+    "Starts a Kafka broker in this process, publishes SQLFlow-shaped test events, runs a count-by-city pipeline",
+    "over them and prints its output."})
 final class DemoCommand implements Callable<Integer> {
     static final String TOPIC = "mallard-demo-events";
 

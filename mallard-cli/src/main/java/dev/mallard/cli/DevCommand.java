@@ -18,7 +18,7 @@ import java.util.concurrent.CompletionException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
 
-@Command(name = "dev", description = "Development tools: run a pipeline's SQL over a fixture.",
+@Command(name = "dev", description = "Development tools: run a pipeline's SQL over a fixture, run a Kafka broker, publish test events.",
         subcommands = {DevCommand.Invoke.class, DevKafkaCommand.class, DevPublishCommand.class})
 final class DevCommand implements Runnable {
     @picocli.CommandLine.Spec
@@ -30,8 +30,8 @@ final class DevCommand implements Runnable {
     }
 
     @Command(name = "invoke", description = {
-        "Run the config's commands and handler over a JSONL fixture as one batch and print the result rows,",
-        "one JSON object per line. The sink is not touched, so it is safe on a production config."})
+        "Run the config's commands and handler over a JSONL fixture as one batch and print the result rows.",
+        "Rows are printed one JSON object per line. The sink is not touched, so it is safe on a production config."})
     static final class Invoke implements Callable<Integer> {
         @Parameters(index = "0", paramLabel = "<config>", description = "The pipeline configuration (YAML, Jinja template).")
         Path config;

@@ -14,8 +14,9 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 @Command(name = "publish", description = {
-    "Publish generated test events, or each non-blank line of a file, to a Kafka topic; creates the topic if it is",
-    "missing. Prints `published <n> messages to <topic>`. Progress shows on stderr when it is a terminal."})
+    "Publish generated test events, or each non-blank line of a file, to a Kafka topic.",
+    "Creates the topic if it is missing. Prints `published <n> messages to <topic>`. Progress shows on stderr",
+    "when it is a terminal."})
 final class DevPublishCommand implements Callable<Integer> {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -23,7 +24,7 @@ final class DevPublishCommand implements Callable<Integer> {
     @Option(names = "--topic", required = true, paramLabel = "<topic>", description = "The topic to publish to.")
     String topic;
 
-    @Option(names = "--num-messages", paramLabel = "<n>",
+    @Option(names = {"--num-messages", "--messages"}, paramLabel = "<n>",
             description = "How many events to generate; with --from-file, the most lines to publish. Required without --from-file.")
     Long numMessages;
 
@@ -64,7 +65,7 @@ final class DevPublishCommand implements Callable<Integer> {
 
     private void validate() {
         if (fromFile == null && numMessages == null) {
-            throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "--num-messages is required unless --from-file is given");
+            throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "--num-messages (or --messages) is required unless --from-file is given");
         }
         if (numMessages != null && numMessages < 0) {
             throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "--num-messages must not be negative, was " + numMessages);

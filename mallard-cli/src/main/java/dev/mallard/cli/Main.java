@@ -9,8 +9,10 @@ import dev.mallard.core.error.Redactor;
 import java.io.PrintWriter;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
+import picocli.CommandLine.Model.OptionSpec;
 
 /** The {@code mallard} command: parses the command line, runs the command, maps failures to exit codes. */
 public final class Main {
@@ -23,15 +25,51 @@ public final class Main {
 
     /** Runs a command line and returns the exit code; the entry point for tests. */
     public static int run(String... args) {
+        return execute(commandLine(), args);
+    }
+
+    /** The command tree with its error handlers and {@code -h/--help} on every command. */
+    static CommandLine commandLine() {
         CommandLine commandLine = new CommandLine(new MallardCommand());
+        addHelpOption(commandLine);
+        // The descriptions are written as lines of up to 120 characters; a narrower width breaks each in two.
+        commandLine.setUsageHelpWidth(120);
         commandLine.setExecutionExceptionHandler(Main::handleFailure);
         commandLine.setParameterExceptionHandler((e, ignored) -> {
             PrintWriter err = e.getCommandLine().getErr();
             err.println("error: " + ErrorCode.USER_ARGUMENT_INVALID.code() + ": " + e.getMessage());
-            e.getCommandLine().usage(err);
+            if (e instanceof CommandLine.UnmatchedArgumentException unmatched) {
+                CommandLine.UnmatchedArgumentException.printSuggestions(unmatched, err);
+            }
+            err.println("Run '" + e.getCommandLine().getCommandSpec().qualifiedName() + " --help' for its options.");
+            err.flush();
             return ExitCode.USAGE.code();
         });
+        return commandLine;
+    }
+
+    /**
+     * Runs {@code args} on a tree made by {@link #commandLine()}. An unknown command is refused before anything
+     * else, so {@code mallard rollup --help} says {@code rollup} is unknown instead of printing the top-level help.
+     */
+    static int execute(CommandLine commandLine, String... args) {
+        Optional<String> unknown = CommandNames.unknownCommand(commandLine, args);
+        if (unknown.isPresent()) {
+            PrintWriter err = commandLine.getErr();
+            err.println("error: " + ErrorCode.USER_ARGUMENT_INVALID.code() + ": " + unknown.get());
+            err.flush();
+            return ExitCode.USAGE.code();
+        }
         return commandLine.execute(args);
+    }
+
+    private static void addHelpOption(CommandLine commandLine) {
+        Map<String, OptionSpec> options = commandLine.getCommandSpec().optionsMap();
+        if (!options.containsKey("--help") && !options.containsKey("-h")) {
+            commandLine.getCommandSpec().addOption(OptionSpec.builder("-h", "--help").usageHelp(true)
+                    .description("Show this help and exit.").build());
+        }
+        commandLine.getSubcommands().values().forEach(Main::addHelpOption);
     }
 
     private static int handleFailure(Exception e, CommandLine commandLine, CommandLine.ParseResult parseResult) {

@@ -1,11 +1,13 @@
 package dev.mallard.cli;
 
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 @Command(name = "mallard",
         mixinStandardHelpOptions = true,
         versionProvider = VersionCommand.Provider.class,
         description = "Stream pipelines, a DuckDB server and incremental views on embedded DuckDB.",
+        footer = {"", "'mallard help <command>' or 'mallard <command> --help' describes a command. Docs: docs/cli.md."},
         subcommands = {
             DemoCommand.class,
             RunCommand.class,
@@ -15,7 +17,9 @@ import picocli.CommandLine.Command;
             DevCommand.class,
             ValidateCommand.class,
             ConfigCommand.class,
-            VersionCommand.class
+            BenchCommand.class,
+            VersionCommand.class,
+            HelpCommand.class
         })
 final class MallardCommand implements Runnable {
     @picocli.CommandLine.Spec

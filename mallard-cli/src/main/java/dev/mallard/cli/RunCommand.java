@@ -21,7 +21,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 
 @Command(name = "run", description = {
     "Run a pipeline: consume, batch, run the handler, write and flush the sink, commit.",
@@ -30,13 +29,10 @@ import picocli.CommandLine.Parameters;
 final class RunCommand implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(RunCommand.class);
 
-    @Parameters(index = "0", arity = "0..1", paramLabel = "<config>", description = "The pipeline configuration.")
-    Path positional;
+    @picocli.CommandLine.Mixin
+    ConfigFile configFile = new ConfigFile();
 
-    @Option(names = {"-c", "--config"}, paramLabel = "<config>", description = "The pipeline configuration (instead of the positional form).")
-    Path option;
-
-    @Option(names = {"--max-msgs", "--max-msgs-to-process"}, paramLabel = "N", defaultValue = "0",
+    @Option(names = {"--messages", "--max-msgs", "--max-msgs-to-process"}, paramLabel = "N", defaultValue = "0",
             description = "Stop after N messages, running the final partial batch; 0 runs until stopped.")
     long maxMessages;
 
@@ -52,10 +48,7 @@ final class RunCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        Path config = option != null ? option : positional;
-        if (config == null) {
-            throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "name the pipeline configuration: mallard run <config> or mallard run -c <config>");
-        }
+        Path config = configFile.path("run");
         if (metrics != null && !metrics.equals("prometheus")) {
             throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "--metrics takes prometheus, not " + metrics);
         }

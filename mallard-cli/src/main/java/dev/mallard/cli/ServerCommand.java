@@ -16,8 +16,9 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 @Command(name = "server", description = {
-    "Serve one DuckDB database over Arrow Flight SQL (gRPC, default port 59307) and an HTTP API (default 8081:",
-    "/health, /v1/login, /v1/query). Clients log in with a user's password and get a JWT; every call needs it.",
+    "Serve one DuckDB database over Arrow Flight SQL (port 59307) and HTTP (port 8081), with JWT login.",
+    "HTTP routes: /health, /v1/login, /v1/query, /v1/cancel. Clients log in with a user's password and get a JWT;",
+    "every call needs it.",
     "SIGTERM or SIGINT stops the listeners, closes the sessions and the database, and exits 0."})
 final class ServerCommand implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(ServerCommand.class);

@@ -30,10 +30,11 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 @Command(name = "sql", description = {
-    "Run SQL on a DuckDB database with incremental materialized views: CREATE [OR REPLACE] MATERIALIZED VIEW,",
-    "DROP MATERIALIZED VIEW, REFRESH MATERIALIZED VIEW and the dbsp_* functions; other statements go to DuckDB.",
-    "Runs the statements of -c; without -c, an interactive shell when standard input is a terminal (or with -i),",
-    "else the statements read from standard input. Prints each query's rows."})
+    "Run SQL on a DuckDB database with incremental materialized views, as a script or an interactive shell.",
+    "CREATE [OR REPLACE] MATERIALIZED VIEW, DROP MATERIALIZED VIEW, REFRESH MATERIALIZED VIEW and the dbsp_*",
+    "functions are Mallard's; other statements go to DuckDB. Runs the statements of -e; without -e, an interactive",
+    "shell when standard input is a terminal (or with -i), else the statements read from standard input.",
+    "Prints each query's rows."})
 final class SqlCommand implements Callable<Integer> {
     enum Format { table, csv, jsonl }
 
@@ -49,12 +50,19 @@ final class SqlCommand implements Callable<Integer> {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
+    /** DuckDB's name for a database that lives in memory only; no file is created for it. */
+    static final String IN_MEMORY = ":memory:";
+
     @Parameters(index = "0", arity = "0..1", paramLabel = "<database>",
-            description = "The DuckDB database file (created if missing); an in-memory database when absent.")
+            description = "The DuckDB database file (created if missing); an in-memory database when absent or " + IN_MEMORY + ".")
     Path database;
 
-    @Option(names = {"-c", "--command"}, paramLabel = "<sql>", description = "SQL to run: one or more statements separated by ';'.")
-    String command;
+    @Option(names = {"-e", "--execute"}, paramLabel = "<sql>", description = "SQL to run: one or more statements separated by ';'.")
+    String execute;
+
+    @Option(names = {"-c", "--command"}, paramLabel = "<sql>", hidden = true,
+            description = "Deprecated spelling of -e/--execute; -c means --config in the other commands.")
+    String deprecatedCommand;
 
     @Option(names = {"-i", "--interactive"}, description = "Run the interactive shell even when standard input is not a terminal.")
     boolean interactive;
@@ -69,11 +77,22 @@ final class SqlCommand implements Callable<Integer> {
     @Override
     public Integer call() throws IOException {
         PrintWriter out = spec.commandLine().getOut();
-        try (Engine engine = database == null ? Engine.inMemory() : Engine.onFile(database);
+        String command = execute;
+        if (deprecatedCommand != null) {
+            if (execute != null) {
+                throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "give the SQL once, with -e/--execute (-c is its deprecated spelling)");
+            }
+            spec.commandLine().getErr().println("warning: 'mallard sql -c' is deprecated: use -e/--execute for the SQL to run"
+                    + " (-c means --config in the other commands)");
+            spec.commandLine().getErr().flush();
+            command = deprecatedCommand;
+        }
+        boolean inMemory = database == null || database.toString().equals(IN_MEMORY);
+        try (Engine engine = inMemory ? Engine.inMemory() : Engine.onFile(database);
                 MaterializedViews views = MaterializedViews.attach(engine.connection()).registerFunctions()) {
             ViewSql front = new ViewSql(views);
             if (command == null && (interactive || standardInputIsTerminal())) {
-                shell(engine, front, out);
+                shell(engine, front, out, inMemory);
             } else {
                 String script = command != null ? command : new String(in.readAllBytes(), StandardCharsets.UTF_8);
                 for (SqlScript.Statement statement : SqlScript.split(script)) {
@@ -94,10 +113,10 @@ final class SqlCommand implements Callable<Integer> {
      * Reads statements line by line and runs each once its semicolon is read. A failing statement prints its
      * error and the shell goes on; {@code .quit}, {@code .exit}, {@code \q} or the end of input leave it.
      */
-    private void shell(Engine engine, ViewSql front, PrintWriter out) throws IOException {
+    private void shell(Engine engine, ViewSql front, PrintWriter out, boolean inMemory) throws IOException {
         PrintWriter err = spec.commandLine().getErr();
         BufferedReader reader = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8));
-        out.println("Mallard SQL on " + (database == null ? "an in-memory database" : database)
+        out.println("Mallard SQL on " + (inMemory ? "an in-memory database" : database)
                 + ". End statements with ';'. .help for help, .quit to leave.");
         StringBuilder pending = new StringBuilder();
         while (true) {

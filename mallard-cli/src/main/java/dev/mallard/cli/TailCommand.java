@@ -12,7 +12,6 @@ import java.io.BufferedOutputStream;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
 import java.io.OutputStream;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.Callable;
@@ -22,15 +21,15 @@ import picocli.CommandLine.Option;
 @Command(name = "tail", description = {
     "Print every message of a config's source, one per line, with no handler or sink. Commits no offsets."})
 final class TailCommand implements Callable<Integer> {
-    @Option(names = {"-c", "--config"}, required = true, paramLabel = "<config>", description = "The pipeline configuration.")
-    Path config;
+    @picocli.CommandLine.Mixin
+    ConfigFile configFile = new ConfigFile();
 
-    @Option(names = {"--max-msgs"}, paramLabel = "N", defaultValue = "0", description = "Stop after N messages; 0 runs until stopped.")
+    @Option(names = {"--messages", "--max-msgs"}, paramLabel = "N", defaultValue = "0", description = "Stop after N messages; 0 runs until stopped.")
     long maxMessages;
 
     @Override
     public Integer call() throws Exception {
-        PipelineConfig pipeline = new PipelineConfigReader(ConfigEnvironment.fromSystem()).read(config).orThrow();
+        PipelineConfig pipeline = new PipelineConfigReader(ConfigEnvironment.fromSystem()).read(configFile.path("tail")).orThrow();
         OutputStream out = new BufferedOutputStream(new FileOutputStream(FileDescriptor.out), 1 << 16);
         long printed = 0;
         try (Source source = PipelineRunner.openSource(pipeline, partition -> Optional.empty())) {

@@ -3,30 +3,28 @@ package dev.mallard.cli;
 import dev.mallard.core.config.ConfigEnvironment;
 import dev.mallard.flow.validate.PipelineValidator;
 import dev.mallard.flow.validate.ValidationReport;
-import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 
 @Command(name = "validate", description = {
-    "Check a pipeline configuration without reaching any broker or sink: render the template, check the",
-    "schema and rules, and check the SQL against an empty in-memory DuckDB. Reports every fault in one pass.",
+    "Check a pipeline configuration without reaching any broker or sink, reporting every fault in one pass.",
+    "Renders the template, checks the schema and rules, and checks the SQL against an empty in-memory DuckDB.",
     "Exit 0 when sound, 10 when the configuration has a fault to fix."})
 final class ValidateCommand implements Callable<Integer> {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "<config>", description = "The pipeline configuration.")
-    Path config;
+    @CommandLine.Mixin
+    ConfigFile config = new ConfigFile();
 
     @Option(names = "--json", description = "Print the report as JSON, with a checks array.")
     boolean json;
 
     @Override
     public Integer call() {
-        ValidationReport report = new PipelineValidator(ConfigEnvironment.fromSystem()).validate(config);
+        ValidationReport report = new PipelineValidator(ConfigEnvironment.fromSystem()).validate(config.path("validate"));
         if (json) {
             spec.commandLine().getOut().print(report.toJson());
         } else {

@@ -24,7 +24,11 @@ class CliIT {
     record Run(int exit, String out, String err) {}
 
     private static Run mallard(Map<String, String> env, String... args) throws IOException, InterruptedException {
-        ProcessBuilder builder = new ProcessBuilder(MallardJar.command(args));
+        return mallardIn(Path.of("."), env, args);
+    }
+
+    private static Run mallardIn(Path workingDirectory, Map<String, String> env, String... args) throws IOException, InterruptedException {
+        ProcessBuilder builder = new ProcessBuilder(MallardJar.command(args)).directory(workingDirectory.toFile());
         builder.environment().putAll(env);
         Path out = Files.createTempFile("mallard-out", ".txt");
         Path err = Files.createTempFile("mallard-err", ".txt");
@@ -48,7 +52,7 @@ class CliIT {
 
     @Test
     void traceLogsEachViewMaintenanceStatementWithItsDuration() throws Exception {
-        Run run = mallard(Map.of("MALLARD_LOG_LEVEL", "TRACE"), "sql", dir.resolve("traced.duckdb").toString(), "-c",
+        Run run = mallard(Map.of("MALLARD_LOG_LEVEL", "TRACE"), "sql", dir.resolve("traced.duckdb").toString(), "-e",
                 "CREATE TABLE t (g INTEGER, x INTEGER); CREATE MATERIALIZED VIEW v AS SELECT g, min(x) AS lo FROM t GROUP BY g; "
                         + "INSERT INTO t VALUES (1, 5); SELECT * FROM v");
         assertThat(run.exit()).as(run.err()).isZero();
@@ -134,6 +138,32 @@ class CliIT {
         Run run = mallard("frobnicate");
         assertThat(run.exit()).isEqualTo(2);
         assertThat(run.err()).contains("user.cli.argument_invalid");
+    }
+
+    @Test
+    void anUnknownCommandWithHelpSaysItIsUnknownAndExitsTwo() throws Exception {
+        Run run = mallard("rollup", "--help");
+        assertThat(run.exit()).isEqualTo(2);
+        assertThat(run.out()).isEmpty();
+        assertThat(run.err()).contains("error: user.cli.argument_invalid: unknown command 'rollup' for 'mallard'");
+    }
+
+    @Test
+    void aSubcommandsHelpIsPrintedWithExitZero() throws Exception {
+        Run run = mallard("run", "--help");
+        assertThat(run.exit()).as(run.err()).isZero();
+        assertThat(run.out()).startsWith("Usage: mallard run").contains("-h, --help");
+        assertThat(run.err()).isEmpty();
+    }
+
+    @Test
+    void sqlOnMemoryOpensAnInMemoryDatabaseAndCreatesNoFile() throws Exception {
+        Run run = mallardIn(dir, Map.of(), "sql", ":memory:", "-e", "CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (7); SELECT x FROM t");
+        assertThat(run.exit()).as(run.err()).isZero();
+        assertThat(run.out()).contains("7");
+        try (var files = Files.list(dir)) {
+            assertThat(files.map(path -> path.getFileName().toString())).doesNotContain(":memory:", ":memory:.wal");
+        }
     }
 
     @Test

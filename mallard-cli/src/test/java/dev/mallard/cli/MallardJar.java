@@ -6,7 +6,7 @@ import java.util.List;
 
 /** The command line that runs the built mallard.jar in a fresh JVM, as a user runs it. */
 final class MallardJar {
-    static final Path JAR = Path.of("target", "mallard.jar");
+    static final Path JAR = Path.of("target", "mallard.jar").toAbsolutePath();
 
     private MallardJar() {}
 

@@ -17,7 +17,7 @@ class SqlCommandTest {
 
     private String run(String... args) {
         StringWriter out = new StringWriter();
-        CommandLine commandLine = new CommandLine(new MallardCommand());
+        CommandLine commandLine = Main.commandLine();
         commandLine.setOut(new PrintWriter(out));
         int exit = commandLine.execute(args);
         assertThat(exit).as(out.toString()).isZero();
@@ -27,15 +27,15 @@ class SqlCommandTest {
     @Test
     void aViewCreatedInOneRunIsMaintainedAndReadInTheNext() {
         String database = dir.resolve("shop.duckdb").toString();
-        run("sql", database, "-c", "CREATE TABLE sales (region VARCHAR, amount INTEGER); "
+        run("sql", database, "-e", "CREATE TABLE sales (region VARCHAR, amount INTEGER); "
                 + "INSERT INTO sales VALUES ('north', 5), ('south', 7); "
                 + "CREATE MATERIALIZED VIEW totals AS SELECT region, sum(amount) AS total FROM sales GROUP BY region");
-        String table = run("sql", database, "-c", "INSERT INTO sales VALUES ('north', 1); SELECT * FROM totals ORDER BY region");
+        String table = run("sql", database, "-e", "INSERT INTO sales VALUES ('north', 1); SELECT * FROM totals ORDER BY region");
         assertThat(table).isEqualTo("OK 1\nregion | total\n-------+------\nnorth  | 6\nsouth  | 7\n(2 rows)\n");
 
-        assertThat(run("sql", database, "--format", "csv", "-c", "SELECT * FROM totals ORDER BY region"))
+        assertThat(run("sql", database, "--format", "csv", "-e", "SELECT * FROM totals ORDER BY region"))
                 .isEqualTo("region,total\nnorth,6\nsouth,7\n");
-        assertThat(run("sql", database, "--format", "jsonl", "-c", "SELECT region, CAST(total AS INTEGER) AS total FROM totals ORDER BY region"))
+        assertThat(run("sql", database, "--format", "jsonl", "-e", "SELECT region, CAST(total AS INTEGER) AS total FROM totals ORDER BY region"))
                 .isEqualTo("{\"region\":\"north\",\"total\":6}\n{\"region\":\"south\",\"total\":7}\n");
     }
 
@@ -53,7 +53,7 @@ class SqlCommandTest {
                 "SELECT 'never run';");
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        CommandLine commandLine = new CommandLine(new MallardCommand());
+        CommandLine commandLine = Main.commandLine();
         commandLine.setOut(new PrintWriter(out));
         commandLine.setErr(new PrintWriter(err));
         SqlCommand shell = commandLine.getSubcommands().get("sql").getCommand();
@@ -79,7 +79,7 @@ class SqlCommandTest {
     @Test
     void theShellLeavesAtTheEndOfInputWithAnUnterminatedStatementLeftUnrun() {
         StringWriter out = new StringWriter();
-        CommandLine commandLine = new CommandLine(new MallardCommand());
+        CommandLine commandLine = Main.commandLine();
         commandLine.setOut(new PrintWriter(out));
         SqlCommand shell = commandLine.getSubcommands().get("sql").getCommand();
         shell.in = new ByteArrayInputStream("SELECT 42 AS answer;\nSELECT 'half\n".getBytes(StandardCharsets.UTF_8));
