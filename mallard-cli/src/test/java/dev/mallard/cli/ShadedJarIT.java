@@ -49,4 +49,15 @@ class ShadedJarIT {
                     .contains("io.helidon.webserver.http1.Http1ConnectionProvider");
         }
     }
+
+    @Test
+    void theJarCarriesExactlyOneArrowAllocationManager() throws IOException {
+        try (JarFile jar = new JarFile(JAR.toFile())) {
+            List<String> factories = jar.stream()
+                    .map(ZipEntry::getName)
+                    .filter(name -> name.matches("org/apache/arrow/memory/[a-z]+/DefaultAllocationManagerFactory\\.class"))
+                    .toList();
+            assertThat(factories).containsExactly("org/apache/arrow/memory/unsafe/DefaultAllocationManagerFactory.class");
+        }
+    }
 }
