@@ -11,8 +11,15 @@ final class MallardJar {
     private MallardJar() {}
 
     static List<String> command(String... args) {
+        return command(List.of(), args);
+    }
+
+    /** The same, with more JVM options before {@code -jar}. */
+    static List<String> command(List<String> jvmOptions, String... args) {
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--add-opens=java.base/java.nio=ALL-UNNAMED", "--enable-native-access=ALL-UNNAMED", "-jar", JAR.toString()));
+                "--add-opens=java.base/java.nio=ALL-UNNAMED", "--enable-native-access=ALL-UNNAMED"));
+        command.addAll(jvmOptions);
+        command.addAll(List.of("-jar", JAR.toString()));
         command.addAll(List.of(args));
         return command;
     }

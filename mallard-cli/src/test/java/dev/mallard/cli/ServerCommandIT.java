@@ -38,7 +38,8 @@ class ServerCommandIT {
                     password: lovelace
                 """);
         Files.writeString(dir.resolve("startup.sql"), "CREATE TABLE IF NOT EXISTS greetings AS SELECT 'hello' AS word;");
-        List<String> command = MallardJar.command("server", "--config", config.toString(), "--conf", "host=127.0.0.1",
+        Path classLog = dir.resolve("classes.log");
+        List<String> command = MallardJar.command(List.of(BrokerOffTheRunPathIT.classLogOption(classLog)), "server", "--config", config.toString(), "--conf", "host=127.0.0.1",
                 "--conf", "http.port=" + httpPort, "--conf", "flight.port=" + flightPort);
         Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(dir.resolve("server.log").toFile()).start();
         try {
@@ -59,6 +60,7 @@ class ServerCommandIT {
         assertThat(process.exitValue()).isZero();
         String log = Files.readString(dir.resolve("server.log"));
         assertThat(log).contains("server started").doesNotContain("lovelace");
+        assertThat(BrokerOffTheRunPathIT.brokerClassesIn(classLog)).as("classes of the Kafka broker the server loaded").isEmpty();
     }
 
     @Test
