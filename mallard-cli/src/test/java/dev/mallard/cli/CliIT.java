@@ -58,6 +58,20 @@ class CliIT {
         assertThat(run.exit()).as(run.err()).isZero();
         assertThat(run.out()).contains("5");
         assertThat(run.err()).containsPattern("TRACE .*views statement took_ms=[0-9.]+ sql=\"MERGE INTO mallard_views\\.\"state\\$v\"");
+        assertThat(run.out()).doesNotContain("TRACE").doesNotContain("took_ms");
+    }
+
+    @Test
+    void sqlKeepsTheViewsLifecycleLogsOffItsOutputUnlessALevelIsAsked() throws Exception {
+        Run run = mallard("sql", dir.resolve("quiet.duckdb").toString(), "-e",
+                "CREATE TABLE t (g INTEGER); CREATE MATERIALIZED VIEW v AS SELECT g, count(*) AS n FROM t GROUP BY g; SELECT count(*) AS views FROM v");
+        assertThat(run.exit()).as(run.err()).isZero();
+        assertThat(run.out()).isEqualTo("OK\nCREATE MATERIALIZED VIEW\nviews\n-----\n0\n(1 row)\n");
+        assertThat(run.err()).isEmpty();
+        Run info = mallard(Map.of("MALLARD_LOG_LEVEL", "INFO"), "sql", dir.resolve("loud.duckdb").toString(), "-e",
+                "CREATE TABLE t (g INTEGER); CREATE MATERIALIZED VIEW v AS SELECT g, count(*) AS n FROM t GROUP BY g");
+        assertThat(info.err()).contains("INFO").contains("materialized view created");
+        assertThat(info.out()).isEqualTo("OK\nCREATE MATERIALIZED VIEW\n");
     }
 
     @Test

@@ -18,6 +18,10 @@ final class MallardJar {
     static List<String> command(List<String> jvmOptions, String... args) {
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--add-opens=java.base/java.nio=ALL-UNNAMED", "--enable-native-access=ALL-UNNAMED"));
+        if (Runtime.version().feature() >= 23) {
+            // As bin/mallard does: Arrow's memory access through sun.misc.Unsafe warns on stderr from JDK 23 on.
+            command.add("--sun-misc-unsafe-memory-access=allow");
+        }
         command.addAll(jvmOptions);
         command.addAll(List.of("-jar", JAR.toString()));
         command.addAll(List.of(args));

@@ -87,4 +87,89 @@ class SqlCommandTest {
         assertThat(commandLine.execute("sql", "-i")).isZero();
         assertThat(out.toString()).contains("answer\n------\n42\n(1 row)\n").doesNotContain("half");
     }
+
+    private record Session(int exit, String out, String err) {}
+
+    private Session session(String input, String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        CommandLine commandLine = Main.commandLine();
+        commandLine.setOut(new PrintWriter(out));
+        commandLine.setErr(new PrintWriter(err));
+        SqlCommand sql = commandLine.getSubcommands().get("sql").getCommand();
+        sql.in = new ByteArrayInputStream(input.getBytes(StandardCharsets.UTF_8));
+        int exit = commandLine.execute(args);
+        return new Session(exit, out.toString(), err.toString());
+    }
+
+    @Test
+    void aTableShowsAtMostAThousandRowsAndSaysHowManyItLeftOut() {
+        String table = run("sql", "-e", "SELECT range AS n FROM range(1500)");
+        assertThat(table.lines().filter(line -> line.matches("[0-9]+"))).hasSize(1000);
+        assertThat(table).contains("\n999\n").doesNotContain("\n1000\n")
+                .endsWith("(1000 of 1500 rows shown; --max-rows 0, or .maxrows 0 in the shell, shows all)\n");
+        assertThat(run("sql", "--max-rows", "0", "-e", "SELECT range AS n FROM range(1500)")).endsWith("(1500 rows)\n");
+    }
+
+    @Test
+    void csvAndJsonlPrintEveryRowUnlessCappedAndPutTheNoteOnStandardError() {
+        assertThat(run("sql", "--format", "csv", "-e", "SELECT range AS n FROM range(1500)").lines()).hasSize(1501);
+        Session csv = session("", "sql", "--format", "csv", "--max-rows", "2", "-e", "SELECT range AS n FROM range(5)");
+        assertThat(csv.out()).isEqualTo("n\n0\n1\n");
+        assertThat(csv.err()).isEqualTo("note: 2 of 5 rows printed; --max-rows 0 (.maxrows 0 in the shell) prints all\n");
+        // 10,000 rows come in several Arrow batches; the cap cuts inside the first.
+        Session jsonl = session("", "sql", "--format", "jsonl", "--max-rows", "3", "-e", "SELECT range AS n FROM range(10000)");
+        assertThat(jsonl.out()).isEqualTo("{\"n\":0}\n{\"n\":1}\n{\"n\":2}\n");
+        assertThat(jsonl.err()).contains("3 of 10000 rows printed");
+    }
+
+    @Test
+    void theShellListsTablesViewsAndMaterializedViewsWithoutMallardsOwnSchema() {
+        Session shell = session(String.join("\n",
+                "CREATE TABLE sales (region VARCHAR, amount INTEGER);",
+                "CREATE VIEW big AS SELECT * FROM sales WHERE amount > 10;",
+                "CREATE MATERIALIZED VIEW totals AS SELECT region, sum(amount) AS total FROM sales GROUP BY region;",
+                ".tables",
+                ".schema totals",
+                ".schema",
+                ".mode csv",
+                "SELECT 1 AS one;",
+                ".maxrows 1",
+                "SELECT range AS n FROM range(3);",
+                ".mod table",
+                ".quit"), "sql", dir.resolve("shop.duckdb").toString(), "-i");
+        assertThat(shell.exit()).isZero();
+        assertThat(shell.out()).contains(String.join("\n",
+                "name   | kind",
+                "-------+------------------",
+                "big    | view",
+                "sales  | table",
+                "totals | materialized view",
+                "(3 rows)"));
+        assertThat(shell.out()).contains("mallard> CREATE MATERIALIZED VIEW totals AS SELECT region, sum(amount) AS total FROM sales GROUP BY region;\n");
+        assertThat(shell.out()).contains("CREATE TABLE sales(region VARCHAR, amount INTEGER);\n")
+                .contains("CREATE VIEW big AS SELECT * FROM sales WHERE (amount > 10);\n")
+                .doesNotContain("mallard_views").doesNotContain("state$");
+        assertThat(shell.out()).contains("mallard> one\n1\n").contains("mallard> n\n0\n");
+        assertThat(shell.err()).contains("note: 1 of 3 rows printed")
+                .contains("error: user.cli.argument_invalid: unknown command .mod; did you mean .mode?");
+    }
+
+    @Test
+    void onATerminalTheShellEditsLinesWithJLineAndKeepsAHistory() throws Exception {
+        Path history = dir.resolve("history");
+        StringWriter out = new StringWriter();
+        CommandLine commandLine = Main.commandLine();
+        commandLine.setOut(new PrintWriter(out));
+        SqlCommand sql = commandLine.getSubcommands().get("sql").getCommand();
+        java.io.ByteArrayOutputStream screen = new java.io.ByteArrayOutputStream();
+        sql.terminal = new org.jline.terminal.impl.DumbTerminal(
+                new ByteArrayInputStream("SELECT 6 * 7 AS answer;\n.quit\n".getBytes(StandardCharsets.UTF_8)), screen);
+        sql.historyFile = history;
+
+        assertThat(commandLine.execute("sql")).isZero();
+        assertThat(out.toString()).contains("answer\n------\n42\n(1 row)\n");
+        assertThat(screen.toString(StandardCharsets.UTF_8)).contains("mallard> ");
+        assertThat(java.nio.file.Files.readString(history)).contains("SELECT 6 * 7 AS answer;").contains(".quit");
+    }
 }
