@@ -2,6 +2,7 @@ package dev.mallard.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.mallard.testkit.Await;
 import dev.mallard.testkit.EmbeddedKafka;
 import dev.mallard.testkit.EventGenerator;
 import dev.mallard.testkit.Progress;
@@ -95,15 +96,14 @@ class PipelineProcessIT {
         return builder.start();
     }
 
-    /** Waits until the child has processed at least one batch (or ended). */
+    /** Waits until the child has logged that it processed a batch, or has ended; fails after a minute of neither. */
     private static void awaitProcessing(Process run, Path log) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (run.isAlive() && System.nanoTime() < deadline) {
-            if (Files.exists(log) && Files.readString(log).contains("batch processed")) {
-                return;
-            }
-            Thread.sleep(50);
-        }
+        awaitLog(run, log, "batch processed");
+    }
+
+    /** Waits until the child's log holds {@code line}, or the child has ended. */
+    private static void awaitLog(Process run, Path log, String line) throws Exception {
+        Await.until("'" + line + "' in " + log, () -> !run.isAlive() || Files.exists(log) && Files.readString(log).contains(line));
     }
 
     /** totals per city and the sum of stored next offsets, read while no pipeline holds the file. */
@@ -185,9 +185,11 @@ class PipelineProcessIT {
         String topic = publish(2, 30_000);
         Path state = dir.resolve("drain.duckdb");
         Path stats = dir.resolve("stats.json");
-        Process run = start("run", statefulConfig(topic, state, 1_000).toString(), "--stats-json", stats.toString());
-        Thread.sleep(6_000);
-        assertThat(run.isAlive()).isTrue();
+        Path log = dir.resolve("drain.log");
+        Process run = start(log, "run", statefulConfig(topic, state, 1_000).toString(), "--stats-json", stats.toString());
+        // 30 batches of 1,000: a SIGTERM after the first lands while later ones are read.
+        awaitProcessing(run, log);
+        assertThat(run.isAlive()).as(Files.readString(log)).isTrue();
         run.destroy();
         assertThat(run.waitFor(30, TimeUnit.SECONDS)).isTrue();
         assertThat(run.exitValue()).isZero();
@@ -202,13 +204,12 @@ class PipelineProcessIT {
         String topic = publish(1, 10);
         Path state = dir.resolve("locked.duckdb");
         Path config = statefulConfig(topic, state, 100);
-        Process first = start("run", config.toString());
+        Path firstLog = dir.resolve("first.log");
+        Process first = start(firstLog, "run", config.toString());
         try {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (!Files.exists(state) && System.nanoTime() < deadline) {
-                Thread.sleep(100);
-            }
-            Thread.sleep(1_000);
+            // The state file is open and locked before the pipeline says it started.
+            awaitLog(first, firstLog, "pipeline started");
+            assertThat(first.isAlive()).as(Files.readString(firstLog)).isTrue();
             Path log = dir.resolve("second.log");
             Process second = new ProcessBuilder(MallardJar.command("run", config.toString())).redirectErrorStream(true).redirectOutput(log.toFile()).start();
             assertThat(second.waitFor(60, TimeUnit.SECONDS)).as("the second process does not hang").isTrue();
@@ -224,7 +225,9 @@ class PipelineProcessIT {
     void aSinkBlockingPastTheDrainDeadlineExitsFifteen() throws Exception {
         String topic = publish(1, 2_000);
         Path config = dir.resolve("slow.yml");
-        // The sink's SQL runs for minutes: a sink that blocks, made of real work.
+        // The sink's SQL runs for minutes: a sink that blocks, made of real work. Its first statement leaves a
+        // file, so the test knows the sink is running.
+        Path sinkStarted = dir.resolve("sink-started.csv");
         Files.writeString(config, """
                 pipeline:
                   batch_size: 100
@@ -237,11 +240,14 @@ class PipelineProcessIT {
                   sink:
                     type: sqlcommand
                     sqlcommand:
-                      sql: CREATE OR REPLACE TEMP TABLE slow AS SELECT sum(a.range * b.range) AS s FROM range(1000000) a, range(1000000) b
-                """.formatted(kafka.bootstrapServers(), "g-" + UUID.randomUUID(), topic));
-        Process run = start("run", config.toString());
-        Thread.sleep(8_000);
-        assertThat(run.isAlive()).isTrue();
+                      sql: |
+                        COPY (SELECT 1 AS started) TO '%s' (FORMAT csv);
+                        CREATE OR REPLACE TEMP TABLE slow AS SELECT sum(a.range * b.range) AS s FROM range(1000000) a, range(1000000) b
+                """.formatted(kafka.bootstrapServers(), "g-" + UUID.randomUUID(), topic, sinkStarted));
+        Path log = dir.resolve("slow.log");
+        Process run = start(log, "run", config.toString());
+        Await.until("the sink to start (" + sinkStarted + ")", () -> !run.isAlive() || Files.exists(sinkStarted));
+        assertThat(run.isAlive()).as(Files.readString(log)).isTrue();
         run.destroy();
         assertThat(run.waitFor(30, TimeUnit.SECONDS)).isTrue();
         // 15 only comes from the drain deadline passing: a completed drain exits 0, a failure 1 or 10.

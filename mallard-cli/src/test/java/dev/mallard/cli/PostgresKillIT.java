@@ -93,14 +93,10 @@ class PostgresKillIT {
         }
     }
 
+    /** Waits until the child has logged that it processed a batch, or has ended; fails after a minute of neither. */
     private static void awaitProcessing(Process run, Path log) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (run.isAlive() && System.nanoTime() < deadline) {
-            if (Files.exists(log) && Files.readString(log).contains("batch processed")) {
-                return;
-            }
-            Thread.sleep(50);
-        }
+        dev.mallard.testkit.Await.until("a processed batch in " + log,
+                () -> !run.isAlive() || Files.exists(log) && Files.readString(log).contains("batch processed"));
     }
 
     private static Process start(Path log, String... args) throws Exception {

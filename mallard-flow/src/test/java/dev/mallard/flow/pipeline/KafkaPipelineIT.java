@@ -454,7 +454,8 @@ class KafkaPipelineIT {
         try (PipelineRunner runner = new PipelineRunner(config, ConfigEnvironment.from(Map.of()), new PipelineRunner.Options(0, out))) {
             Thread running = Thread.ofPlatform().name("pipeline").start(runner::run);
             awaitMembers(group, 1);
-            Thread.sleep(1000);
+            // The pipeline holds all 100 records in its batch before the second member takes a partition away.
+            awaitHandedOver(group, in, 2, 100);
             Properties settings = new Properties();
             settings.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
             settings.put(ConsumerConfig.GROUP_ID_CONFIG, group);
@@ -469,12 +470,35 @@ class KafkaPipelineIT {
                 assertThat(second.assignment()).as("the second member's share").hasSize(1);
             }
             awaitMembers(group, 1);
-            Thread.sleep(2000);
+            // The partition that came back is read again from the start (nothing was committed): 50 records more.
+            awaitHandedOver(group, in, 2, 150);
             runner.requestStop();
             running.join(Duration.ofSeconds(60));
             assertThat(running.isAlive()).isFalse();
         }
         assertThat(out.toString(StandardCharsets.UTF_8).lines()).containsExactly("{\"n\":100,\"positions\":100}");
+    }
+
+    /**
+     * Waits until the pipeline's consumer (client id {@code mallard-<group>}) has handed the pipeline every record of
+     * the topic's partitions (lag 0 on each, from the client's JMX metrics) and at least {@code consumed} in all.
+     */
+    private static void awaitHandedOver(String group, String topic, int partitions, long consumed) throws Exception {
+        javax.management.MBeanServer beans = java.lang.management.ManagementFactory.getPlatformMBeanServer();
+        String prefix = "kafka.consumer:type=consumer-fetch-manager-metrics,client-id=mallard-" + group + ",topic=" + topic;
+        dev.mallard.testkit.Await.until("the pipeline's consumer to hand over " + consumed + " records of " + topic + " with no lag", () -> {
+            javax.management.ObjectName perTopic = new javax.management.ObjectName(prefix);
+            if (!beans.isRegistered(perTopic) || ((Number) beans.getAttribute(perTopic, "records-consumed-total")).doubleValue() < consumed) {
+                return false;
+            }
+            for (int partition = 0; partition < partitions; partition++) {
+                javax.management.ObjectName lag = new javax.management.ObjectName(prefix + ",partition=" + partition);
+                if (!beans.isRegistered(lag) || ((Number) beans.getAttribute(lag, "records-lag")).doubleValue() != 0.0) {
+                    return false;
+                }
+            }
+            return true;
+        });
     }
 
     /** Waits until the group is stable with this many members. */

@@ -238,7 +238,7 @@ class WindowPipelineIT {
                 }
                 assertThat(member.assignment()).hasSize(1);
             }
-            Thread.sleep(3000);
+            awaitSoleMemberHolding("g-" + in, in, 2);
             // W moves to 3 minutes: bucket 0 closes.
             publish(in, List.of("{\"timestamp\":\"" + start.plusSeconds(180) + "\",\"properties\":{\"city\":\"b\"}}",
                     "{\"timestamp\":\"" + start.plusSeconds(181) + "\",\"properties\":{\"city\":\"b\"}}"), 2);
@@ -336,6 +336,20 @@ class WindowPipelineIT {
                 .containsExactlyInAnyOrder(
                         "{\"bucket\":\"" + start + "\",\"city\":\"a\",\"n\":10}",
                         "{\"bucket\":\"" + start + "\",\"city\":\"b\",\"n\":10}");
+    }
+
+    /** Waits until the group is stable with one member (the pipeline) holding this many partitions of the topic. */
+    private static void awaitSoleMemberHolding(String group, String topic, int partitions) throws Exception {
+        java.util.Properties properties = new java.util.Properties();
+        properties.put(org.apache.kafka.clients.admin.AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+        try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(properties)) {
+            dev.mallard.testkit.Await.until("group " + group + " stable with the pipeline alone holding " + partitions + " partitions", () -> {
+                var description = admin.describeConsumerGroups(List.of(group)).describedGroups().get(group).get();
+                return description.groupState() == org.apache.kafka.common.GroupState.STABLE && description.members().size() == 1
+                        && description.members().iterator().next().assignment().topicPartitions().stream()
+                                .filter(partition -> partition.topic().equals(topic)).count() == partitions;
+            });
+        }
     }
 
     private static void awaitScrape(PipelineRunner runner, String line) throws InterruptedException {

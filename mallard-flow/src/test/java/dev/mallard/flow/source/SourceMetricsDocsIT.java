@@ -36,10 +36,7 @@ class SourceMetricsDocsIT {
                         java.net.http.HttpResponse.BodyHandlers.discarding());
             }
             // The server counts a request after its answer has gone out, so the client can read the answer first.
-            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
-            while (!registry.scrape().contains("# TYPE webhook_requests_total ") && System.nanoTime() < deadline) {
-                Thread.sleep(10);
-            }
+            dev.mallard.testkit.Await.until("webhook_requests_total in the scrape", () -> registry.scrape().contains("# TYPE webhook_requests_total "));
             Set<String> exported = new TreeSet<>();
             Matcher families = FAMILY.matcher(registry.scrape());
             while (families.find()) {
