@@ -166,11 +166,11 @@ public final class HttpApi implements AutoCloseable {
                 session = sessions.open(bearer(request));
             }
             String sql = sql(request);
-            policy.check(session, sql);
+            dev.mallard.server.sql.CheckedSql checked = policy.check(session, sql);
             CompressionUtil.CodecType arrowCompression = arrowCompression(option(request, ARROW_COMPRESSION));
             QueryOptions options = QueryOptions.resolve(option(request, QueryOptions.FETCH_SIZE), option(request, QueryOptions.QUERY_TIMEOUT),
                     defaultFetchSize, maxTimeoutSeconds).withQueryId(option(request, QueryOptions.QUERY_ID));
-            Session.Outcome outcome = session.execute(sql, options);
+            Session.Outcome outcome = session.execute(checked, options);
             if (outcome.rows().isEmpty()) {
                 response.header(HeaderNames.CONTENT_TYPE, JSON_TYPE).send("{\"updateCount\":" + outcome.updateCount().orElse(0) + "}");
                 return;
