@@ -71,7 +71,7 @@ class ReadOnlyGateIT {
     }
 
     static ServerConfig config(AccessMode mode, Path database) {
-        return new ServerConfig(warehouse, Optional.of(database), "127.0.0.1", 0, ServerConfig.DEFAULT_HTTP_MAX_BODY_BYTES, 0, Optional.empty(),
+        return new ServerConfig(warehouse.resolve("warehouse"), Optional.of(database), "127.0.0.1", 0, ServerConfig.DEFAULT_HTTP_MAX_BODY_BYTES, 0, Optional.empty(),
                 List.of(new UserAccount(TestServers.USER, PasswordHash.of(TestServers.PASSWORD))), mode, Optional.empty(),
                 ServerConfig.DEFAULT_TOKEN_EXPIRY_MINUTES, ServerConfig.SessionLimits.DEFAULT, 1000, 0, Optional.empty());
     }

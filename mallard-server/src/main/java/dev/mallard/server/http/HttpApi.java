@@ -119,7 +119,7 @@ public final class HttpApi implements AutoCloseable {
             if (username == null || password == null) {
                 throw new MallardException(ErrorCode.USER_AUTH_FAILED, "give username and password in the JSON body, or Basic credentials");
             }
-            users.authenticate(username, password);
+            users.authenticate(username, password, remote(request));
             ObjectNode answer = JSON.createObjectNode();
             answer.put("accessToken", tokens.issue(username, claims));
             answer.put("username", username);
@@ -159,7 +159,7 @@ public final class HttpApi implements AutoCloseable {
             }
             Optional<String[]> basic = basicCredentials(request);
             if (basic.isPresent()) {
-                users.authenticate(basic.get()[0], basic.get()[1]);
+                users.authenticate(basic.get()[0], basic.get()[1], remote(request));
                 session = sessions.open(tokens.verify(tokens.issue(basic.get()[0], Map.of())));
                 ephemeral = true;
             } else {
@@ -338,7 +338,15 @@ public final class HttpApi implements AutoCloseable {
         }
     }
 
+    /** The client's address, as failed logins are counted and logged. */
+    private static String remote(ServerRequest request) {
+        return request.remotePeer().host();
+    }
+
     private static void fail(ServerResponse response, RuntimeException e) {
+        if (e instanceof dev.mallard.server.auth.LoginThrottledException throttled) {
+            response.header(HeaderNames.RETRY_AFTER, Long.toString(throttled.retryAfterSeconds()));
+        }
         String code;
         String message;
         Status status;
