@@ -130,6 +130,11 @@ public final class MallardServer implements AutoCloseable {
         return engine.newSession();
     }
 
+    /** The configured users, with the count of failed logins. */
+    public UserDirectory users() {
+        return users;
+    }
+
     public SessionRegistry sessions() {
         return sessions;
     }

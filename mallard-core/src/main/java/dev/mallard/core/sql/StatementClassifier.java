@@ -97,14 +97,16 @@ public final class StatementClassifier {
      * @throws MallardException {@code user.sql.too_deep} when the text nests deeper than the bound (checked before
      *     DuckDB sees it); {@code user.sql.unsupported} when the tree holds something the classifier does not know,
      *     or {@code query()} is given anything but a string literal
+     * @throws SQLException when DuckDB cannot run {@code json_serialize_sql} on the connection (a streaming result
+     *     of it is still open, say)
      */
-    public Classification classify(Connection connection, String sql) {
+    public Classification classify(Connection connection, String sql) throws SQLException {
         requireNonNull(connection, "connection is null");
         requireNonNull(sql, "sql is null");
         return classify(connection, sql, 0);
     }
 
-    private Classification classify(Connection connection, String sql, int textDepth) {
+    private Classification classify(Connection connection, String sql, int textDepth) throws SQLException {
         if (textDepth > MAX_TEXT_NESTING) {
             throw new MallardException(ErrorCode.USER_SQL_TOO_DEEP, "query() texts nest more than " + MAX_TEXT_NESTING + " deep; run the inner query directly");
         }
@@ -133,7 +135,7 @@ public final class StatementClassifier {
     }
 
     /** {@code EXPLAIN [ANALYZE] <one query>}; anything else DuckDB does not serialise is OTHER. */
-    private ClassifiedStatement explainOrOther(Connection connection, String sql, int textDepth, String problem) {
+    private ClassifiedStatement explainOrOther(Connection connection, String sql, int textDepth, String problem) throws SQLException {
         int start = SqlLexer.skipBlanks(sql, 0);
         int end = SqlLexer.wordEnd(sql, start);
         if (!sql.substring(start, end).equalsIgnoreCase("EXPLAIN")) {
@@ -155,7 +157,7 @@ public final class StatementClassifier {
                 Optional.of(explained), Optional.empty(), Optional.empty());
     }
 
-    private ClassifiedStatement query(Connection connection, JsonNode statement, int textDepth) {
+    private ClassifiedStatement query(Connection connection, JsonNode statement, int textDepth) throws SQLException {
         Walk walk = new Walk();
         walk.run(statement.path("node"));
         List<Classification> nested = new ArrayList<>();
@@ -234,7 +236,7 @@ public final class StatementClassifier {
      * DuckDB's SQL for one statement of a classified text ({@code json_deserialize_sql}): the text rewritten in the
      * one spelling DuckDB gives it.
      */
-    public String toSql(Connection connection, ClassifiedStatement statement) {
+    public String toSql(Connection connection, ClassifiedStatement statement) throws SQLException {
         JsonNode tree = statement.tree().orElseThrow(() -> new IllegalArgumentException("only a QUERY statement has a tree"));
         ObjectNode wrapper = json.createObjectNode();
         wrapper.put("error", false);
@@ -245,12 +247,10 @@ public final class StatementClassifier {
                 rs.next();
                 return rs.getString(1);
             }
-        } catch (SQLException e) {
-            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "json_deserialize_sql failed: " + e.getMessage(), e);
         }
     }
 
-    private JsonNode serialize(Connection connection, String sql) {
+    private JsonNode serialize(Connection connection, String sql) throws SQLException {
         String text;
         try (PreparedStatement statement = connection.prepareStatement("SELECT json_serialize_sql(?::VARCHAR)")) {
             statement.setString(1, sql);
@@ -258,8 +258,6 @@ public final class StatementClassifier {
                 rs.next();
                 text = rs.getString(1);
             }
-        } catch (SQLException e) {
-            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "json_serialize_sql failed: " + e.getMessage(), e);
         }
         try {
             return json.readTree(text);

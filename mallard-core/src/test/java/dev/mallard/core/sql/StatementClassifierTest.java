@@ -34,7 +34,11 @@ class StatementClassifierTest {
     }
 
     static Classification classify(String sql) {
-        return CLASSIFIER.classify(connection, sql);
+        try {
+            return CLASSIFIER.classify(connection, sql);
+        } catch (java.sql.SQLException e) {
+            throw new AssertionError(e);
+        }
     }
 
     @Test
@@ -213,7 +217,7 @@ class StatementClassifierTest {
     }
 
     @Test
-    void toSqlWritesAStatementBackInDuckDbsSpelling() {
+    void toSqlWritesAStatementBackInDuckDbsSpelling() throws Exception {
         Classification classification = classify("select   dbsp_create_view('v''1', 'SELECT 1')");
         assertThat(CLASSIFIER.toSql(connection, classification.statement())).isEqualTo("SELECT dbsp_create_view('v''1', 'SELECT 1')");
     }

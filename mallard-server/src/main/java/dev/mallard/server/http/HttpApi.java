@@ -188,13 +188,18 @@ public final class HttpApi implements AutoCloseable {
                     write(format.get(), rows, out, arrowCompression);
                 }
             }
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | IOException e) {
             if (response.isSent()) {
-                // The status went out with the first bytes; cutting the stream short is all that is left.
-                LOG.warn("query failed while streaming error={}", Redactor.redact(String.valueOf(e.getMessage())));
-                throw e;
+                // The status went out with the first bytes; cutting the stream short is all that is left. A client
+                // that went away is routine: one DEBUG line, no stack trace (Helidon logs a CloseConnectionException at TRACE).
+                if (clientWentAway(e)) {
+                    LOG.debug("client disconnected while streaming remote={} reason={}", remote(request), rootMessage(e));
+                } else {
+                    LOG.warn("query failed while streaming error={}", Redactor.redact(String.valueOf(e.getMessage())));
+                }
+                throw new io.helidon.webserver.CloseConnectionException("the result stream was cut short", e);
             }
-            fail(response, e);
+            fail(response, e instanceof RuntimeException runtime ? runtime : new java.io.UncheckedIOException((IOException) e));
         } finally {
             if (ephemeral) {
                 sessions.discard(session.id());
@@ -336,6 +341,24 @@ public final class HttpApi implements AutoCloseable {
         } catch (JsonProcessingException e) {
             throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "the body is not JSON: " + e.getOriginalMessage());
         }
+    }
+
+    /** Whether a failure while sending is the client closing its end: an I/O error writing to the socket. */
+    static boolean clientWentAway(Throwable failure) {
+        for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+            if (cause instanceof IOException || cause instanceof io.helidon.webserver.ServerConnectionException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static String rootMessage(Throwable failure) {
+        Throwable root = failure;
+        while (root.getCause() != null) {
+            root = root.getCause();
+        }
+        return Redactor.redact(String.valueOf(root.getMessage()));
     }
 
     /** The client's address, as failed logins are counted and logged. */
