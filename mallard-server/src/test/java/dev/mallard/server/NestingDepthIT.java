@@ -48,6 +48,11 @@ class NestingDepthIT {
                 assertThat(JSON.readTree(response.body()).path("error").path("code").asText()).isEqualTo("user.sql.too_deep");
                 assertThat(response.body()).doesNotContain("jackson", "fasterxml", "StreamConstraints");
             }
+            HttpResponse<String> deepLogin = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.httpPort() + "/v1/login"))
+                    .POST(HttpRequest.BodyPublishers.ofString("{\"username\":\"ada\",\"password\":\"lovelace\",\"claims\":" + "[".repeat(5_000)
+                            + "]".repeat(5_000) + "}")).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(deepLogin.statusCode()).isEqualTo(400);
+            assertThat(deepLogin.body()).doesNotContain("jackson", "fasterxml", "StreamReadConstraints");
             try (Connection connection = TestServers.connect(server); Statement statement = connection.createStatement()) {
                 assertThatThrownBy(() -> statement.executeQuery(nested(700))).isInstanceOf(SQLException.class).hasStackTraceContaining("deep");
                 try (ResultSet rs = statement.executeQuery(nested(60))) {

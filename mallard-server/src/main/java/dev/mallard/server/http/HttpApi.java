@@ -338,6 +338,9 @@ public final class HttpApi implements AutoCloseable {
                 throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "the body must be a JSON object");
             }
             return node;
+        } catch (com.fasterxml.jackson.core.exc.StreamConstraintsException e) {
+            // Jackson's own message names its internals (StreamReadConstraints); say what is wrong instead.
+            throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "the body nests or runs longer than a login or query body may; send a flat JSON object");
         } catch (JsonProcessingException e) {
             throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "the body is not JSON: " + e.getOriginalMessage());
         }
