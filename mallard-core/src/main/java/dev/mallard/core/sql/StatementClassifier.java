@@ -325,6 +325,12 @@ public final class StatementClassifier {
                     }
                     if (WRITING_NODES.contains(type)) {
                         writes = true;
+                        // An INSERT names its target as text, a COPY in its info; DELETE and UPDATE as a BASE_TABLE below.
+                        JsonNode target = type.equals("COPY_QUERY_NODE") ? node.path("info") : node;
+                        if (target.path("table").isTextual() && !target.path("table").asText().isEmpty()) {
+                            tables.add(new TableReference(target.path("catalog").asText(""), target.path("schema").asText(""),
+                                    target.path("table").asText()));
+                        }
                     } else if (type.equals("BASE_TABLE")) {
                         tables.add(new TableReference(node.path("catalog_name").asText(""), node.path("schema_name").asText(""),
                                 node.path("table_name").asText("")));
