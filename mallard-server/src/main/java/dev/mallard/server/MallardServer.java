@@ -40,8 +40,10 @@ public final class MallardServer implements AutoCloseable {
     private final SessionRegistry sessions;
     private final FlightSqlEndpoint flight;
     private final HttpApi http;
+    private final UserDirectory users;
 
-    private MallardServer(Engine engine, SessionRegistry sessions, FlightSqlEndpoint flight, HttpApi http) {
+    private MallardServer(Engine engine, SessionRegistry sessions, FlightSqlEndpoint flight, HttpApi http, UserDirectory users) {
+        this.users = users;
         this.engine = engine;
         this.sessions = sessions;
         this.flight = flight;
@@ -55,9 +57,9 @@ public final class MallardServer implements AutoCloseable {
         } catch (IOException e) {
             throw new MallardException(ErrorCode.SYSTEM_IO_FAILED, "cannot create the warehouse directory " + config.warehouse() + ": " + e.getMessage(), e);
         }
-        byte[] secret = SigningSecret.resolve(config.secretKey(), config.warehouse());
-        TokenService tokens = new TokenService(secret, Duration.ofMinutes(config.tokenExpiryMinutes()), Clock.systemUTC());
-        UserDirectory users = new UserDirectory(config.users());
+        byte[] secret = SigningSecret.resolve(config.secretKey(), config.warehouse(), config.tokenAlgorithm());
+        UserDirectory users = new UserDirectory(config.users(), config.loginLimits(), Clock.systemUTC());
+        TokenService tokens = new TokenService(secret, config.tokenAlgorithm(), Duration.ofMinutes(config.tokenExpiryMinutes()), Clock.systemUTC(), users);
         AccessPolicy policy = new AccessPolicy(config.accessMode());
         Optional<SSLContext> httpsContext = config.tls().map(TlsFiles::sslContext);
         Engine engine = config.database().map(Engine::onFile).orElseGet(Engine::inMemory);
@@ -65,16 +67,19 @@ public final class MallardServer implements AutoCloseable {
         FlightSqlEndpoint flight = null;
         try {
             config.startupScript().ifPresent(script -> runStartupScript(engine, script));
+            // After the startup script, which may read files anywhere; from here on DuckDB itself refuses the rest.
+            config.fileAccess().apply(engine.connection(), config.warehouse());
             sessions = new SessionRegistry(engine, config.sessionLimits(), config.streamResults(), Clock.systemUTC());
             MallardFlightSqlProducer producer = new MallardFlightSqlProducer(sessions, policy, engine.allocator(), version(),
                     config.fetchSize(), config.queryTimeoutSeconds());
             flight = FlightSqlEndpoint.start(config.host(), config.flightPort(), config.tls(), producer, users, tokens, sessions, engine.allocator());
             HttpApi http = HttpApi.start(config.host(), config.httpPort(), users, tokens, sessions, policy, config.fetchSize(),
                     config.queryTimeoutSeconds(), config.httpMaxBodyBytes(), httpsContext);
-            LOG.info("server started flight_port={} http_port={} tls={} access_mode={} database={} users={}", flight.port(), http.port(),
-                    config.tls().isPresent(), config.accessMode(), config.database().map(Path::toString).orElse(":memory:"), config.users().size());
-            return new MallardServer(engine, sessions, flight, http);
+            LOG.info("server started flight_port={} http_port={} tls={} access_mode={} file_access={} database={} users={}", flight.port(), http.port(),
+                    config.tls().isPresent(), config.accessMode(), config.fileAccess().name().toLowerCase(java.util.Locale.ROOT), config.database().map(Path::toString).orElse(":memory:"), config.users().size());
+            return new MallardServer(engine, sessions, flight, http, users);
         } catch (RuntimeException e) {
+            users.close();
             if (flight != null) {
                 flight.close();
             }
@@ -125,13 +130,18 @@ public final class MallardServer implements AutoCloseable {
         return engine.newSession();
     }
 
+    /** The configured users, with the count of failed logins. */
+    public UserDirectory users() {
+        return users;
+    }
+
     public SessionRegistry sessions() {
         return sessions;
     }
 
     @Override
     public void close() {
-        try (engine; sessions; flight; http) {
+        try (engine; sessions; users; flight; http) {
             LOG.info("server stopping");
         }
     }

@@ -23,7 +23,7 @@ class RestartIT {
     Path warehouse;
 
     private ServerConfig config() {
-        return new ServerConfig(warehouse, Optional.of(warehouse.resolve("mallard.duckdb")), "127.0.0.1", 0, ServerConfig.DEFAULT_HTTP_MAX_BODY_BYTES, 0, Optional.empty(),
+        return new ServerConfig(warehouse.resolve("warehouse"), Optional.of(warehouse.resolve("mallard.duckdb")), "127.0.0.1", 0, ServerConfig.DEFAULT_HTTP_MAX_BODY_BYTES, 0, Optional.empty(),
                 List.of(new UserAccount(TestServers.USER, PasswordHash.of(TestServers.PASSWORD))), AccessMode.COMPLETE,
                 Optional.empty(), 60, ServerConfig.SessionLimits.DEFAULT, 1000, 0, Optional.empty());
     }

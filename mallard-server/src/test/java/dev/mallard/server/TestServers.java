@@ -15,8 +15,9 @@ final class TestServers {
 
     private TestServers() {}
 
-    static ServerConfig config(Path warehouse, AccessMode mode, Optional<Path> startupScript) {
-        return new ServerConfig(warehouse, Optional.empty(), "127.0.0.1", 0, ServerConfig.DEFAULT_HTTP_MAX_BODY_BYTES, 0, Optional.empty(),
+    /** The warehouse is a directory inside {@code root}, so the signing key kept beside it is removed with {@code root}. */
+    static ServerConfig config(Path root, AccessMode mode, Optional<Path> startupScript) {
+        return new ServerConfig(root.resolve("warehouse"), Optional.empty(), "127.0.0.1", 0, ServerConfig.DEFAULT_HTTP_MAX_BODY_BYTES, 0, Optional.empty(),
                 List.of(new UserAccount(USER, PasswordHash.of(PASSWORD))), mode, Optional.empty(),
                 ServerConfig.DEFAULT_TOKEN_EXPIRY_MINUTES, ServerConfig.SessionLimits.DEFAULT, 1000, 0, startupScript);
     }

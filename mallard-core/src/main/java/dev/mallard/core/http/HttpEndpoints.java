@@ -9,6 +9,7 @@ import io.helidon.webserver.WebServerConfig;
 import io.helidon.webserver.http.HttpRouting;
 import io.helidon.common.socket.SocketOptions;
 import io.helidon.common.tls.Tls;
+import java.time.Duration;
 import java.util.Optional;
 import java.util.function.Consumer;
 import javax.net.ssl.SSLContext;
@@ -26,6 +27,29 @@ import javax.net.ssl.SSLContext;
  * A request no route matches, by path or by method, answers Helidon's 404.
  */
 public final class HttpEndpoints implements AutoCloseable {
+    /**
+     * What every listener Mallard starts bounds, so a stalled or abusive client cannot hold the server's resources:
+     *
+     * @param readTimeout the socket read timeout given to Helidon (a blocking read that waits longer fails)
+     * @param idleTimeout a connection that has not sent a whole request line this long is closed: one that connected
+     *     and sent nothing, stalled in its request line, or kept alive with no next request (Helidon checks every
+     *     quarter of it, at least every second)
+     * @param maxConnections open connections at most; past it the listener accepts no more until one closes
+     * @param maxConcurrentRequests requests in flight at most; one more is answered {@code 503} at once
+     */
+    public record ConnectionLimits(Duration readTimeout, Duration idleTimeout, int maxConnections, int maxConcurrentRequests) {
+        public static final ConnectionLimits DEFAULT = new ConnectionLimits(Duration.ofSeconds(30), Duration.ofMinutes(5), 1_024, 512);
+
+        public ConnectionLimits {
+            requireNonNull(readTimeout, "readTimeout is null");
+            requireNonNull(idleTimeout, "idleTimeout is null");
+            if (readTimeout.isNegative() || readTimeout.isZero() || idleTimeout.isNegative() || idleTimeout.isZero() || maxConnections <= 0
+                    || maxConcurrentRequests <= 0) {
+                throw new IllegalArgumentException("connection limits must be positive");
+            }
+        }
+    }
+
     private final WebServer server;
 
     private HttpEndpoints(WebServer server) {
@@ -67,6 +91,18 @@ public final class HttpEndpoints implements AutoCloseable {
      */
     public static HttpEndpoints start(String host, int port, Optional<SSLContext> tls, Consumer<WebServerConfig.Builder> listener,
             Consumer<HttpRouting.Builder> routes) {
+        return start(host, port, tls, ConnectionLimits.DEFAULT, listener, routes);
+    }
+
+    /**
+     * Binds and starts serving before it returns, with {@code limits} on connections instead of the defaults.
+     *
+     * @param tls the server's key and certificates; empty serves plain HTTP
+     * @param listener sets the listener's other options (payload size); applied after {@code limits}
+     */
+    public static HttpEndpoints start(String host, int port, Optional<SSLContext> tls, ConnectionLimits limits,
+            Consumer<WebServerConfig.Builder> listener, Consumer<HttpRouting.Builder> routes) {
+        requireNonNull(limits, "limits is null");
         requireNonNull(host, "host is null");
         requireNonNull(tls, "tls is null");
         requireNonNull(listener, "listener is null");
@@ -77,7 +113,12 @@ public final class HttpEndpoints implements AutoCloseable {
         WebServerConfig.Builder builder = WebServer.builder()
                 // Without TCP_NODELAY a response's last small write (a chunked body's end) waits for the client's ACK
                 // of the one before, which Linux delays by up to 40 ms: a one-row query took 44 ms with idle cores.
-                .connectionOptions(SocketOptions.builder().tcpNoDelay(true).build());
+                .connectionOptions(SocketOptions.builder().tcpNoDelay(true).readTimeout(limits.readTimeout()).build())
+                .idleConnectionTimeout(limits.idleTimeout())
+                .idleConnectionPeriod(limits.idleTimeout().dividedBy(4).compareTo(Duration.ofSeconds(1)) < 0
+                        ? Duration.ofSeconds(1) : limits.idleTimeout().dividedBy(4))
+                .maxTcpConnections(limits.maxConnections())
+                .maxConcurrentRequests(limits.maxConcurrentRequests());
         tls.ifPresent(context -> builder.tls(Tls.builder().sslContext(context).build()));
         listener.accept(builder);
         WebServer server = builder

@@ -71,4 +71,67 @@ class HttpEndpointsTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("70000");
     }
+
+    private static final HttpEndpoints.ConnectionLimits TIGHT = new HttpEndpoints.ConnectionLimits(Duration.ofSeconds(1), Duration.ofSeconds(2), 8, 2);
+
+    /** Reads until the server closes the connection; the socket's own timeout bounds the wait far above the limit's. */
+    private static String readToClose(java.net.Socket socket) throws IOException {
+        socket.setSoTimeout(60_000);
+        return new String(socket.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.ISO_8859_1);
+    }
+
+    @Test
+    void aConnectionThatSendsNothingOrStallsInItsRequestLineIsClosed() throws Exception {
+        try (HttpEndpoints http = HttpEndpoints.start("127.0.0.1", 0, java.util.Optional.empty(), TIGHT, listener -> { },
+                routes -> routes.get("/x", (request, response) -> response.send("x")));
+                java.net.Socket silent = new java.net.Socket("127.0.0.1", http.port());
+                java.net.Socket stalled = new java.net.Socket("127.0.0.1", http.port())) {
+            stalled.getOutputStream().write("GET /x HT".getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+            stalled.getOutputStream().flush();
+            assertThat(readToClose(silent)).isEmpty();
+            assertThat(readToClose(stalled)).doesNotContain("200");
+        }
+    }
+
+    @Test
+    void anIdleKeptAliveConnectionIsClosed() throws Exception {
+        try (HttpEndpoints http = HttpEndpoints.start("127.0.0.1", 0, java.util.Optional.empty(), TIGHT, listener -> { },
+                routes -> routes.get("/x", (request, response) -> response.send("x")));
+                java.net.Socket socket = new java.net.Socket("127.0.0.1", http.port())) {
+            socket.getOutputStream().write("GET /x HTTP/1.1\r\nHost: here\r\n\r\n".getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+            socket.getOutputStream().flush();
+            assertThat(readToClose(socket)).startsWith("HTTP/1.1 200");
+        }
+    }
+
+    @Test
+    void requestsPastTheConcurrencyCapAreRefusedAtOnce() throws Exception {
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch arrived = new java.util.concurrent.CountDownLatch(2);
+        try (HttpEndpoints http = HttpEndpoints.start("127.0.0.1", 0, java.util.Optional.empty(), TIGHT, listener -> { },
+                routes -> routes.get("/hold", (request, response) -> {
+                    arrived.countDown();
+                    release.await(60, java.util.concurrent.TimeUnit.SECONDS);
+                    response.send("held");
+                }))) {
+            java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor();
+            try {
+                HttpClient client = HttpClient.newHttpClient();
+                java.util.List<java.util.concurrent.Future<Integer>> held = new java.util.ArrayList<>();
+                for (int i = 0; i < 2; i++) {
+                    held.add(pool.submit(() -> client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + http.port() + "/hold"))
+                            .timeout(Duration.ofSeconds(60)).build(), HttpResponse.BodyHandlers.ofString()).statusCode()));
+                }
+                assertThat(arrived.await(60, java.util.concurrent.TimeUnit.SECONDS)).as("two requests in flight").isTrue();
+                assertThat(get(http.port(), "/hold").statusCode()).isEqualTo(503);
+                release.countDown();
+                for (java.util.concurrent.Future<Integer> request : held) {
+                    assertThat(request.get(60, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo(200);
+                }
+            } finally {
+                release.countDown();
+                pool.shutdownNow();
+            }
+        }
+    }
 }

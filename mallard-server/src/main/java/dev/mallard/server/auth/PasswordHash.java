@@ -15,19 +15,32 @@ public final class PasswordHash {
     private static final int KEY_BITS = 256;
     private static final SecureRandom RANDOM = new SecureRandom();
 
+    /** The salt of the generation: fixed, so the same password gives the same generation across restarts. */
+    private static final byte[] GENERATION_SALT = "mallard token generation".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+
     private final byte[] salt;
     private final byte[] hash;
+    private final byte[] generation;
 
-    private PasswordHash(byte[] salt, byte[] hash) {
+    private PasswordHash(byte[] salt, byte[] hash, byte[] generation) {
         this.salt = salt;
         this.hash = hash;
+        this.generation = generation;
     }
 
     public static PasswordHash of(String password) {
         requireNonNull(password, "password is null");
         byte[] salt = new byte[16];
         RANDOM.nextBytes(salt);
-        return new PasswordHash(salt, derive(password, salt));
+        return new PasswordHash(salt, derive(password, salt), derive(password, GENERATION_SALT));
+    }
+
+    /**
+     * A value that changes when the password changes and is the same across restarts: tokens carry an HMAC of it
+     * under the signing key (never the value itself), so a changed password ends the tokens issued before.
+     */
+    byte[] generation() {
+        return generation.clone();
     }
 
     /** Compares in constant time. */

@@ -11,7 +11,10 @@ import java.util.Optional;
  * A server's settings, checked when read (see {@link ServerConfigReader}).
  *
  * @param database the database file, or empty for an in-memory database
- * @param secretKey the configured signing secret; empty means generated and kept in the warehouse
+ * @param secretKey the configured signing secret; empty means generated and kept beside the warehouse, where SQL cannot read it
+ * @param fileAccess which files SQL may read and write ({@code file_access})
+ * @param loginLimits failed logins allowed per user and address within a window
+ * @param tokenAlgorithm how tokens are signed ({@code jwt_token.algorithm}), and so how {@code secret_key} is read
  */
 public record ServerConfig(
         Path warehouse,
@@ -29,7 +32,10 @@ public record ServerConfig(
         int fetchSize,
         int queryTimeoutSeconds,
         Optional<Path> startupScript,
-        boolean streamResults) {
+        boolean streamResults,
+        dev.mallard.server.sql.FileAccess fileAccess,
+        LoginLimits loginLimits,
+        dev.mallard.server.auth.TokenAlgorithm tokenAlgorithm) {
     public static final String DEFAULT_WAREHOUSE = "warehouse";
     public static final String DEFAULT_HOST = "0.0.0.0";
     public static final int DEFAULT_HTTP_PORT = 8081;
@@ -38,6 +44,15 @@ public record ServerConfig(
     public static final int DEFAULT_TOKEN_EXPIRY_MINUTES = 720;
     public static final int DEFAULT_FETCH_SIZE = 16_384;
     public static final boolean DEFAULT_STREAM_RESULTS = true;
+
+    /** A configuration with the default {@code file_access}, login limits and token algorithm. */
+    public ServerConfig(Path warehouse, Optional<Path> database, String host, int httpPort, long httpMaxBodyBytes, int flightPort,
+            Optional<TlsFiles> tls, List<UserAccount> users, AccessMode accessMode, Optional<String> secretKey, int tokenExpiryMinutes,
+            SessionLimits sessionLimits, int fetchSize, int queryTimeoutSeconds, Optional<Path> startupScript, boolean streamResults) {
+        this(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey, tokenExpiryMinutes,
+                sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, dev.mallard.server.sql.FileAccess.DEFAULT,
+                LoginLimits.DEFAULT, dev.mallard.server.auth.TokenAlgorithm.DEFAULT);
+    }
 
     /** A configuration with the default {@code stream_results}. */
     public ServerConfig(Path warehouse, Optional<Path> database, String host, int httpPort, long httpMaxBodyBytes, int flightPort,
@@ -61,6 +76,33 @@ public record ServerConfig(
         }
     }
 
+    /**
+     * How many failed logins one user may have from one address within a window before further attempts are answered
+     * {@code user.auth.throttled} (HTTP 429 with Retry-After) until the window has passed.
+     */
+    public record LoginLimits(int maxFailures, int windowSeconds) {
+        public static final LoginLimits DEFAULT = new LoginLimits(10, 300);
+
+        public LoginLimits {
+            if (maxFailures <= 0 || windowSeconds <= 0) {
+                throw new IllegalArgumentException("login limits must be positive");
+            }
+        }
+    }
+
+    /** The same configuration with other file access, login limits and token algorithm. */
+    public ServerConfig withSecurity(dev.mallard.server.sql.FileAccess fileAccess, LoginLimits loginLimits,
+            dev.mallard.server.auth.TokenAlgorithm tokenAlgorithm) {
+        return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm);
+    }
+
+    /** The same configuration with another signing secret. */
+    public ServerConfig withSecretKey(Optional<String> secretKey) {
+        return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm);
+    }
+
     public ServerConfig {
         requireNonNull(warehouse, "warehouse is null");
         requireNonNull(database, "database is null");
@@ -71,6 +113,9 @@ public record ServerConfig(
         requireNonNull(startupScript, "startupScript is null");
         requireNonNull(tls, "tls is null");
         requireNonNull(sessionLimits, "sessionLimits is null");
+        requireNonNull(fileAccess, "fileAccess is null");
+        requireNonNull(loginLimits, "loginLimits is null");
+        requireNonNull(tokenAlgorithm, "tokenAlgorithm is null");
         if (httpMaxBodyBytes <= 0 || tokenExpiryMinutes <= 0 || fetchSize <= 0 || queryTimeoutSeconds < 0) {
             throw new IllegalArgumentException("tokenExpiryMinutes and fetchSize must be positive, queryTimeoutSeconds not negative");
         }
@@ -83,6 +128,6 @@ public record ServerConfig(
                 + ", host=" + host + ", httpPort=" + httpPort + ", httpMaxBodyBytes=" + httpMaxBodyBytes + ", flightPort=" + flightPort + ", tls=" + tls.map(TlsFiles::certFile).map(Path::toString).orElse("off") + ", users="
                 + users.stream().map(UserAccount::username).toList() + ", accessMode=" + accessMode + ", secretKey="
                 + (secretKey.isPresent() ? "***" : "generated") + ", tokenExpiryMinutes=" + tokenExpiryMinutes
-                + ", sessionLimits=" + sessionLimits + ", fetchSize=" + fetchSize + ", queryTimeoutSeconds=" + queryTimeoutSeconds + ", startupScript=" + startupScript.map(Path::toString).orElse("none") + ", streamResults=" + streamResults + "]";
+                + ", sessionLimits=" + sessionLimits + ", fetchSize=" + fetchSize + ", queryTimeoutSeconds=" + queryTimeoutSeconds + ", startupScript=" + startupScript.map(Path::toString).orElse("none") + ", streamResults=" + streamResults + ", fileAccess=" + fileAccess + ", loginLimits=" + loginLimits + ", tokenAlgorithm=" + tokenAlgorithm + "]";
     }
 }

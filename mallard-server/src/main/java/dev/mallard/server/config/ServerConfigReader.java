@@ -184,7 +184,13 @@ public final class ServerConfigReader {
                 root.path("fetch_size").asInt(ServerConfig.DEFAULT_FETCH_SIZE),
                 root.path("query_timeout_seconds").asInt(0),
                 text(root, "startup_script").map(base::resolve),
-                root.path("stream_results").asBoolean(ServerConfig.DEFAULT_STREAM_RESULTS));
+                root.path("stream_results").asBoolean(ServerConfig.DEFAULT_STREAM_RESULTS),
+                text(root, dev.mallard.server.sql.FileAccess.KEY).map(dev.mallard.server.sql.FileAccess::parse)
+                        .orElse(dev.mallard.server.sql.FileAccess.DEFAULT),
+                new ServerConfig.LoginLimits(root.path("login_max_failures").asInt(ServerConfig.LoginLimits.DEFAULT.maxFailures()),
+                        root.path("login_failure_window_seconds").asInt(ServerConfig.LoginLimits.DEFAULT.windowSeconds())),
+                text(root.path("jwt_token"), "algorithm").map(dev.mallard.server.auth.TokenAlgorithm::parse)
+                        .orElse(dev.mallard.server.auth.TokenAlgorithm.DEFAULT));
     }
 
     private static Optional<String> text(JsonNode root, String key) {

@@ -22,6 +22,8 @@ import org.apache.arrow.flight.auth2.CallHeaderAuthenticator;
  * is the token's session id, which selects the caller's DuckDB session.
  */
 final class FlightAuthenticator implements CallHeaderAuthenticator {
+    static final String FLIGHT_PEER = "flight";
+
     private final UserDirectory users;
     private final TokenService tokens;
     private final SessionRegistry sessions;
@@ -65,7 +67,8 @@ final class FlightAuthenticator implements CallHeaderAuthenticator {
             throw CallStatus.UNAUTHENTICATED.withDescription("the Basic credentials are not user:password").toRuntimeException();
         }
         String username = decoded.substring(0, colon);
-        users.authenticate(username, decoded.substring(colon + 1));
+        // A call header authenticator does not see the peer's address: Flight logins are counted per user on one key.
+        users.authenticate(username, decoded.substring(colon + 1), FLIGHT_PEER);
         String jwt = tokens.issue(username, Map.of());
         AccessToken token = tokens.verify(jwt);
         sessions.open(token);

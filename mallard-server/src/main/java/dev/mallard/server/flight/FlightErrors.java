@@ -26,7 +26,7 @@ final class FlightErrors {
             case USER_SQL_INVALID, USER_ARGUMENT_INVALID -> CallStatus.INVALID_ARGUMENT;
             case USER_AUTH_FAILED -> CallStatus.UNAUTHENTICATED;
             case USER_ACCESS_DENIED -> CallStatus.UNAUTHORIZED;
-            case USER_SESSIONS_EXHAUSTED -> CallStatus.RESOURCE_EXHAUSTED;
+            case USER_SESSIONS_EXHAUSTED, USER_AUTH_THROTTLED -> CallStatus.RESOURCE_EXHAUSTED;
             case USER_SQL_TIMEOUT -> CallStatus.TIMED_OUT;
             case USER_SQL_CANCELLED -> CallStatus.CANCELLED;
             case USER_PREPARED_STATEMENT_CLOSED -> CallStatus.NOT_FOUND;

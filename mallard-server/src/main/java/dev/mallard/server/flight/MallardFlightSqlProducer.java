@@ -14,7 +14,7 @@ import dev.mallard.server.session.ResultStream;
 import dev.mallard.server.session.Session;
 import dev.mallard.server.session.SessionRegistry;
 import dev.mallard.server.sql.AccessPolicy;
-import dev.mallard.server.views.ServedViews;
+import dev.mallard.server.sql.CheckedSql;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.channels.Channels;
@@ -139,12 +139,12 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
         return guarded(() -> {
             Session session = session(context);
             String sql = command.getQuery();
-            policy.check(session, sql);
-            if (ServedViews.mentions(sql)) {
-                return pending(session, session.execute(sql, options(context)), descriptor);
+            CheckedSql checked = policy.check(session, sql);
+            if (checked.throughViews()) {
+                return pending(session, session.execute(checked, options(context)), descriptor);
             }
             // Prepared now, so the info carries the schema; a query runs in its DoGet, where a cancel can reach it.
-            PreparedQuery prepared = prepare(session, sql, context);
+            PreparedQuery prepared = prepare(session, checked, context);
             if (!prepared.parameterSchema().getFields().isEmpty()) {
                 session.release(prepared);
                 throw new MallardException(ErrorCode.USER_SQL_INVALID, "a statement query takes no parameters, and this one has "
@@ -233,8 +233,8 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
         return () -> {
             try {
                 Session session = session(context);
-                policy.check(session, command.getQuery());
-                Session.Outcome outcome = session.execute(command.getQuery(), options(context));
+                CheckedSql checked = policy.check(session, command.getQuery());
+                Session.Outcome outcome = session.execute(checked, options(context));
                 outcome.rows().ifPresent(ResultStream::close);
                 acknowledge(ack, outcome.updateCount().orElse(0));
             } catch (Throwable e) {
@@ -270,8 +270,7 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
         try {
             Session session = session(context);
             String sql = request.getQuery();
-            policy.check(session, sql);
-            PreparedQuery prepared = prepare(session, sql, context);
+            PreparedQuery prepared = prepare(session, policy.check(session, sql), context);
             String handle = UUID.randomUUID().toString();
             session.keepPrepared(handle, prepared);
             ActionCreatePreparedStatementResult result = ActionCreatePreparedStatementResult.newBuilder()
@@ -286,9 +285,10 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
         }
     }
 
-    private PreparedQuery prepare(Session session, String sql, CallContext context) {
-        if (ServedViews.mentions(sql)) {
-            Session.Outcome first = session.execute(sql, options(context));
+    private PreparedQuery prepare(Session session, CheckedSql checked, CallContext context) {
+        String sql = checked.sql();
+        if (checked.throughViews()) {
+            Session.Outcome first = session.execute(checked, options(context));
             return PreparedQuery.throughViews(sql, first, first.rows().map(MallardFlightSqlProducer::announced).orElse(new Schema(List.of())));
         }
         PreparedStatement statement = session.sql(connection -> connection.prepareStatement(sql));
@@ -359,7 +359,7 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
                 List<List<Object>> rows = prepared.parameters();
                 List<Object> row = rows.isEmpty() ? List.of() : rows.get(0);
                 if (prepared.runsThroughViews()) {
-                    return pending(session, prepared.takeFirstOutcome().orElseGet(() -> session.execute(prepared.sql(), options(context))), descriptor);
+                    return pending(session, prepared.takeFirstOutcome().orElseGet(() -> session.executeThroughViews(prepared.sql(), options(context))), descriptor);
                 }
                 if (!prepared.datasetSchema().getFields().isEmpty()) {
                     // A query: announced with the schema its prepare derived, run when its ticket is fetched (DeferredQuery).
@@ -400,7 +400,7 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
     /** Runs a prepared update once per parameter row (or once with the rows bound before) and acknowledges the total. */
     private void runUpdate(StreamListener<PutResult> ack, Session session, PreparedQuery prepared, List<List<Object>> rows, QueryOptions options) {
         if (prepared.runsThroughViews()) {
-            Session.Outcome outcome = prepared.takeFirstOutcome().orElseGet(() -> session.execute(prepared.sql(), options));
+            Session.Outcome outcome = prepared.takeFirstOutcome().orElseGet(() -> session.executeThroughViews(prepared.sql(), options));
             outcome.rows().ifPresent(ResultStream::close);
             acknowledge(ack, outcome.updateCount().orElse(0));
             return;

@@ -119,7 +119,7 @@ public final class HttpApi implements AutoCloseable {
             if (username == null || password == null) {
                 throw new MallardException(ErrorCode.USER_AUTH_FAILED, "give username and password in the JSON body, or Basic credentials");
             }
-            users.authenticate(username, password);
+            users.authenticate(username, password, remote(request));
             ObjectNode answer = JSON.createObjectNode();
             answer.put("accessToken", tokens.issue(username, claims));
             answer.put("username", username);
@@ -159,18 +159,18 @@ public final class HttpApi implements AutoCloseable {
             }
             Optional<String[]> basic = basicCredentials(request);
             if (basic.isPresent()) {
-                users.authenticate(basic.get()[0], basic.get()[1]);
+                users.authenticate(basic.get()[0], basic.get()[1], remote(request));
                 session = sessions.open(tokens.verify(tokens.issue(basic.get()[0], Map.of())));
                 ephemeral = true;
             } else {
                 session = sessions.open(bearer(request));
             }
             String sql = sql(request);
-            policy.check(session, sql);
+            dev.mallard.server.sql.CheckedSql checked = policy.check(session, sql);
             CompressionUtil.CodecType arrowCompression = arrowCompression(option(request, ARROW_COMPRESSION));
             QueryOptions options = QueryOptions.resolve(option(request, QueryOptions.FETCH_SIZE), option(request, QueryOptions.QUERY_TIMEOUT),
                     defaultFetchSize, maxTimeoutSeconds).withQueryId(option(request, QueryOptions.QUERY_ID));
-            Session.Outcome outcome = session.execute(sql, options);
+            Session.Outcome outcome = session.execute(checked, options);
             if (outcome.rows().isEmpty()) {
                 response.header(HeaderNames.CONTENT_TYPE, JSON_TYPE).send("{\"updateCount\":" + outcome.updateCount().orElse(0) + "}");
                 return;
@@ -188,13 +188,18 @@ public final class HttpApi implements AutoCloseable {
                     write(format.get(), rows, out, arrowCompression);
                 }
             }
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | IOException e) {
             if (response.isSent()) {
-                // The status went out with the first bytes; cutting the stream short is all that is left.
-                LOG.warn("query failed while streaming error={}", Redactor.redact(String.valueOf(e.getMessage())));
-                throw e;
+                // The status went out with the first bytes; cutting the stream short is all that is left. A client
+                // that went away is routine: one DEBUG line, no stack trace (Helidon logs a CloseConnectionException at TRACE).
+                if (clientWentAway(e)) {
+                    LOG.debug("client disconnected while streaming remote={} reason={}", remote(request), rootMessage(e));
+                } else {
+                    LOG.warn("query failed while streaming error={}", Redactor.redact(String.valueOf(e.getMessage())));
+                }
+                throw new io.helidon.webserver.CloseConnectionException("the result stream was cut short", e);
             }
-            fail(response, e);
+            fail(response, e instanceof RuntimeException runtime ? runtime : new java.io.UncheckedIOException((IOException) e));
         } finally {
             if (ephemeral) {
                 sessions.discard(session.id());
@@ -333,12 +338,41 @@ public final class HttpApi implements AutoCloseable {
                 throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "the body must be a JSON object");
             }
             return node;
+        } catch (com.fasterxml.jackson.core.exc.StreamConstraintsException e) {
+            // Jackson's own message names its internals (StreamReadConstraints); say what is wrong instead.
+            throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "the body nests or runs longer than a login or query body may; send a flat JSON object");
         } catch (JsonProcessingException e) {
             throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "the body is not JSON: " + e.getOriginalMessage());
         }
     }
 
+    /** Whether a failure while sending is the client closing its end: an I/O error writing to the socket. */
+    static boolean clientWentAway(Throwable failure) {
+        for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+            if (cause instanceof IOException || cause instanceof io.helidon.webserver.ServerConnectionException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static String rootMessage(Throwable failure) {
+        Throwable root = failure;
+        while (root.getCause() != null) {
+            root = root.getCause();
+        }
+        return Redactor.redact(String.valueOf(root.getMessage()));
+    }
+
+    /** The client's address, as failed logins are counted and logged. */
+    private static String remote(ServerRequest request) {
+        return request.remotePeer().host();
+    }
+
     private static void fail(ServerResponse response, RuntimeException e) {
+        if (e instanceof dev.mallard.server.auth.LoginThrottledException throttled) {
+            response.header(HeaderNames.RETRY_AFTER, Long.toString(throttled.retryAfterSeconds()));
+        }
         String code;
         String message;
         Status status;

@@ -15,7 +15,7 @@ final class HttpErrors {
         return switch (code) {
             case USER_AUTH_FAILED -> Status.UNAUTHORIZED_401;
             case USER_ACCESS_DENIED -> Status.FORBIDDEN_403;
-            case USER_SESSIONS_EXHAUSTED -> Status.TOO_MANY_REQUESTS_429;
+            case USER_SESSIONS_EXHAUSTED, USER_AUTH_THROTTLED -> Status.TOO_MANY_REQUESTS_429;
             case USER_SQL_TIMEOUT -> Status.GATEWAY_TIMEOUT_504;
             case USER_SQL_CANCELLED, USER_SESSION_BUSY -> Status.CONFLICT_409;
             case USER_REQUEST_TOO_LARGE -> Status.REQUEST_ENTITY_TOO_LARGE_413;

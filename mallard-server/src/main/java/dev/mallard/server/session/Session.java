@@ -156,10 +156,12 @@ public final class Session implements AutoCloseable {
      * Runs one SQL text (several statements run in order; the last decides the outcome): its rows as a stream, or
      * the number of rows it changed.
      */
+    public Outcome execute(dev.mallard.server.sql.CheckedSql checked, QueryOptions options) {
+        return checked.throughViews() ? executeThroughViews(checked.sql(), options) : execute(checked.sql(), options);
+    }
+
+    /** Runs one SQL text on DuckDB, as {@link #execute(dev.mallard.server.sql.CheckedSql, QueryOptions)} does for a text the gate passed to it. */
     public Outcome execute(String sql, QueryOptions options) {
-        if (ServedViews.mentions(sql)) {
-            return executeThroughViews(sql, options);
-        }
         return sql(connection -> {
             Statement statement = connection.createStatement();
             return runOwned(statement, options, () -> statement.execute(sql));
@@ -175,7 +177,7 @@ public final class Session implements AutoCloseable {
      * A text naming a view statement or a {@code dbsp_*} function runs through the views module's front door on this
      * session's connection (it syncs after writes itself). Neither the query timeout nor a cancel interrupts it.
      */
-    private Outcome executeThroughViews(String sql, QueryOptions options) {
+    public Outcome executeThroughViews(String sql, QueryOptions options) {
         return sql(connection -> {
             if (frontDoor == null) {
                 frontDoor = views.frontDoor(connection);

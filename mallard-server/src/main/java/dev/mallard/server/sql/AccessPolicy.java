@@ -2,29 +2,71 @@ package dev.mallard.server.sql;
 
 import static java.util.Objects.requireNonNull;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import dev.mallard.core.sql.Classification;
+import dev.mallard.core.sql.ClassifiedStatement;
+import dev.mallard.core.sql.FunctionCall;
+import dev.mallard.core.sql.StatementClassifier;
+import dev.mallard.core.sql.StatementKind;
 import dev.mallard.server.config.AccessMode;
 import dev.mallard.server.session.Session;
-import dev.mallard.server.views.ServedViews;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
+import dev.mallard.views.ViewSql;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Decides whether a SQL text may run under the server's access mode. READ_ONLY asks DuckDB's own parser: {@code
- * json_serialize_sql} serialises only SELECT statements (set operations, CTEs, subqueries included) and reports
- * an error for any other kind, so a text it serialises is made of queries alone.
+ * The one gate every statement passes on both listeners (Flight plain, prepared and DoPut; HTTP). It decides from
+ * DuckDB's parse tree ({@link StatementClassifier}), never from the text: what kind of statement, which tables and
+ * functions it reaches, through {@code query()} and {@code query_table()} too.
+ *
+ * <ul>
+ *   <li>Every mode: a {@code dbsp_*} function runs only as a statement of its own ({@code SELECT dbsp_x(...)} or
+ *       {@code SELECT * FROM dbsp_x(...)}), through the views' front door on the session's thread; called anywhere
+ *       else (a projection with more, a WHERE, a subquery, {@code query()}, an EXPLAIN) it is refused
+ *       ({@code user.view.call_not_top_level}), since inside DuckDB it would wait for the views' lock.
+ *   <li>READ_ONLY: one statement per text, a query or an {@code EXPLAIN [ANALYZE]} of one, that writes nowhere in its
+ *       tree (no {@code DELETE ... RETURNING} in a CTE), calls only table functions known to read, no sequence or
+ *       seed function, and none of the {@code dbsp_*} writers.
+ * </ul>
  */
 public final class AccessPolicy {
-    private static final ObjectMapper JSON = new ObjectMapper();
+    /** Table functions a READ_ONLY session may call: each reads data, files (within file_access) or the catalog. */
+    static final Set<String> READING_TABLE_FUNCTIONS = Set.of("range", "generate_series", "unnest", "repeat", "repeat_row", "glob",
+            "read_blob", "read_text", "read_csv", "read_csv_auto", "read_json", "read_json_auto", "read_json_objects", "read_json_objects_auto",
+            "read_ndjson", "read_ndjson_auto", "read_ndjson_objects", "read_parquet", "parquet_scan", "parquet_metadata", "parquet_schema",
+            "parquet_file_metadata", "parquet_kv_metadata", "parquet_full_metadata", "parquet_bloom_probe", "sniff_csv", "json_each", "json_tree",
+            "summary", "histogram", "histogram_values", "icu_calendar_names", "pg_timezone_names", "test_all_types", "test_vector_types", "query",
+            "query_table", "duckdb_columns", "duckdb_constraints", "duckdb_databases", "duckdb_dependencies", "duckdb_extensions",
+            "duckdb_functions", "duckdb_indexes", "duckdb_keywords", "duckdb_memory", "duckdb_optimizers", "duckdb_schemas", "duckdb_sequences",
+            "duckdb_settings", "duckdb_tables", "duckdb_temporary_files", "duckdb_types", "duckdb_views", "duckdb_variables",
+            "duckdb_approx_database_count", "duckdb_connection_count", "pragma_collations", "pragma_database_size", "pragma_metadata_info",
+            "pragma_platform", "pragma_show", "pragma_storage_info", "pragma_table_info", "pragma_user_agent", "pragma_version");
+    /** Scalar functions that change state: sequences, the random seed, the log. */
+    static final Set<String> WRITING_FUNCTIONS = Set.of("nextval", "setval", "setseed", "write_log");
+    /** The view functions that read, or bring views up to date with what committed. */
+    static final Set<String> READING_VIEW_FUNCTIONS = Set.of("dbsp_sync", "dbsp_stats", "dbsp_query", "dbsp_changes", "dbsp_check");
+    /** The view functions that create, drop or reconfigure views or change which tables are tracked. */
+    static final Set<String> WRITING_VIEW_FUNCTIONS = Set.of("dbsp_create_view", "dbsp_drop_view", "dbsp_drop_view_cascade", "dbsp_track",
+            "dbsp_untrack", "dbsp_auto_sync");
+    private static final String VIEW_PREFIX = "dbsp_";
+    /** Classifications by text: a client repeats its statements, and a classification depends on the text alone. */
+    private static final int CACHED_MAX = 2_048;
+    private static final int CACHED_TEXT_MAX = 8_192;
 
     private final AccessMode mode;
+    private final StatementClassifier classifier;
+    private final Map<String, Classification> classified = new ConcurrentHashMap<>();
 
     public AccessPolicy(AccessMode mode) {
+        this(mode, new StatementClassifier());
+    }
+
+    public AccessPolicy(AccessMode mode, StatementClassifier classifier) {
         this.mode = requireNonNull(mode, "mode is null");
+        this.classifier = requireNonNull(classifier, "classifier is null");
         if (!mode.available()) {
             throw new IllegalArgumentException("access mode " + mode + " is not available");
         }
@@ -35,54 +77,134 @@ public final class AccessPolicy {
     }
 
     /**
-     * @throws MallardException {@code user.access.denied} when the mode refuses the text, {@code user.sql.invalid}
-     *     when it does not parse
+     * @return the text as it runs, and whether through the views' front door
+     * @throws MallardException {@code user.access.denied} when the mode refuses the text; {@code user.sql.invalid}
+     *     when it does not parse (READ_ONLY); {@code user.view.call_not_top_level} for a {@code dbsp_*} call inside a
+     *     larger statement; {@code user.sql.too_deep} / {@code user.sql.unsupported} from the classifier
      */
-    public void check(Session session, String sql) {
+    public CheckedSql check(Session session, String sql) {
+        requireNonNull(session, "session is null");
         requireNonNull(sql, "sql is null");
-        if (mode == AccessMode.COMPLETE) {
-            return;
+        Classification classification = classify(session, sql);
+        Optional<String> viewText = viewCall(session, classification);
+        if (viewText.isPresent()) {
+            return new CheckedSql(viewText.get(), classification, true);
         }
-        if (ServedViews.changesViews(sql)) {
-            // The view statements are not DuckDB's, and dbsp_create_view/dbsp_drop_view are functions a SELECT may call.
-            throw new MallardException(ErrorCode.USER_ACCESS_DENIED, "this server is READ_ONLY: it does not create, drop, refresh or"
-                    + " reconfigure materialized views or track tables (reading them, dbsp_query, dbsp_changes, dbsp_stats and dbsp_check work);"
-                    + " connect to a COMPLETE server to change them");
-        }
-        JsonNode tree = parse(session, sql);
-        if (tree.path("error").asBoolean(false)) {
-            String type = tree.path("error_type").asText("");
-            String message = tree.path("error_message").asText("DuckDB could not serialise the statement");
-            if (type.equals("parser")) {
-                throw new MallardException(ErrorCode.USER_SQL_INVALID, message);
+        ClassifiedStatement first = classification.statements().getFirst();
+        boolean notAQuery = first.kind() == StatementKind.UNPARSED || first.kind() == StatementKind.OTHER;
+        if (notAQuery && ViewSql.recognizes(sql)) {
+            // A statement of the views' own grammar (CREATE/DROP/REFRESH MATERIALIZED VIEW), which DuckDB parses or
+            // not but cannot run. The front door matches the whole text to one statement of that form.
+            if (mode != AccessMode.COMPLETE) {
+                throw viewsRefused();
             }
-            throw refused();
+            return new CheckedSql(sql, classification, true);
         }
-        if (!tree.path("statements").isArray() || tree.path("statements").isEmpty()) {
-            throw refused();
+        if (first.kind() == StatementKind.UNPARSED) {
+            if (mode != AccessMode.COMPLETE) {
+                throw new MallardException(ErrorCode.USER_SQL_INVALID, first.problem().orElse("the statement does not parse"));
+            }
+            return new CheckedSql(sql, classification, false);
         }
+        if (mode != AccessMode.COMPLETE) {
+            checkReadOnly(classification);
+        }
+        return new CheckedSql(sql, classification, false);
     }
 
-    private static MallardException refused() {
-        return new MallardException(ErrorCode.USER_ACCESS_DENIED,
-                "this server is READ_ONLY: it runs queries only (SELECT, set operations, CTEs), and DuckDB's parser"
-                        + " found another kind of statement; connect to a COMPLETE server to change data or settings");
+    private Classification classify(Session session, String sql) {
+        Classification known = classified.get(sql);
+        if (known != null) {
+            return known;
+        }
+        Classification classification = session.sql(connection -> classifier.classify(connection, sql));
+        if (sql.length() <= CACHED_TEXT_MAX) {
+            if (classified.size() >= CACHED_MAX) {
+                classified.clear();
+            }
+            classified.put(sql, classification);
+        }
+        return classification;
     }
 
-    private static JsonNode parse(Session session, String sql) {
-        String json = session.sql(connection -> {
-            try (PreparedStatement statement = connection.prepareStatement("SELECT json_serialize_sql(?::VARCHAR)")) {
-                statement.setString(1, sql);
-                try (ResultSet rs = statement.executeQuery()) {
-                    rs.next();
-                    return rs.getString(1);
+    /**
+     * The front door's text for a statement that is one top-level {@code dbsp_*} call; empty when the text calls no
+     * view function.
+     */
+    private Optional<String> viewCall(Session session, Classification classification) {
+        Optional<FunctionCall> anyViewCall = classification.functions().stream().filter(call -> call.name().startsWith(VIEW_PREFIX)).findFirst();
+        if (anyViewCall.isEmpty()) {
+            return Optional.empty();
+        }
+        String name = anyViewCall.get().name();
+        if (!classification.single() || classification.statement().kind() != StatementKind.QUERY
+                || classification.statement().topLevelCall().isEmpty() || !classification.statement().nested().isEmpty()) {
+            throw notTopLevel(name);
+        }
+        ClassifiedStatement statement = classification.statement();
+        FunctionCall call = statement.topLevelCall().get();
+        if (statement.functions().size() != 1) {
+            throw notTopLevel(name);
+        }
+        if (!READING_VIEW_FUNCTIONS.contains(call.name()) && !WRITING_VIEW_FUNCTIONS.contains(call.name())) {
+            throw new MallardException(ErrorCode.USER_SQL_INVALID, "there is no view function " + call.name() + "; the view functions are "
+                    + new java.util.TreeSet<>(READING_VIEW_FUNCTIONS) + " and " + new java.util.TreeSet<>(WRITING_VIEW_FUNCTIONS));
+        }
+        if (mode != AccessMode.COMPLETE && (WRITING_VIEW_FUNCTIONS.contains(call.name())
+                || call.name().equals("dbsp_check") && !call.arguments().isEmpty())) {
+            throw viewsRefused();
+        }
+        String text = session.sql(connection -> classifier.toSql(connection, statement));
+        if (!ViewSql.recognizes(text)) {
+            // Not a form the front door runs itself: passed on to DuckDB it would call the function inside the statement.
+            throw new MallardException(ErrorCode.USER_VIEW_CALL_NOT_TOP_LEVEL, call.name() + " does not take these arguments as a statement of"
+                    + " its own; see docs/views.md for its forms, such as SELECT dbsp_create_view('v', '<query>') or SELECT * FROM dbsp_stats()");
+        }
+        return Optional.of(text);
+    }
+
+    private static MallardException notTopLevel(String name) {
+        return new MallardException(ErrorCode.USER_VIEW_CALL_NOT_TOP_LEVEL, name + " is called inside a larger statement (with other columns,"
+                + " an alias, a FROM, WHERE, subquery, CTE, query() or EXPLAIN); the server runs view functions only as a statement of their own:"
+                + " call it at the top level, as SELECT " + name + "(...) or SELECT * FROM " + name + "(...), with literal arguments");
+    }
+
+    private void checkReadOnly(Classification classification) {
+        if (!classification.single()) {
+            throw refused("it runs one statement per request, and this text holds " + classification.statements().size()
+                    + "; send them one at a time");
+        }
+        for (ClassifiedStatement statement : classification.reached()) {
+            switch (statement.kind()) {
+                case QUERY, EXPLAIN, EXPLAIN_ANALYZE -> {
+                    // checked below
+                }
+                case OTHER, UNPARSED -> throw refused("it runs queries only (SELECT, set operations, CTEs, EXPLAIN of a query), and DuckDB's"
+                        + " parser found another kind of statement");
+            }
+            if (statement.writes()) {
+                throw refused("the query writes inside it (a DELETE, INSERT, UPDATE or COPY in a CTE)");
+            }
+            for (FunctionCall call : statement.functions()) {
+                if (call.tableFunction() && !READING_TABLE_FUNCTIONS.contains(call.name()) && !call.name().startsWith(VIEW_PREFIX)) {
+                    throw refused("its table function " + call.name() + "() is not one known to only read (checkpoint() and the logging and"
+                            + " profiling functions change state)");
+                }
+                if (!call.tableFunction() && WRITING_FUNCTIONS.contains(call.name())) {
+                    throw refused(call.name() + "() changes state");
                 }
             }
-        });
-        try {
-            return JSON.readTree(json);
-        } catch (JsonProcessingException e) {
-            throw new MallardException(ErrorCode.SYSTEM_INTERNAL, "json_serialize_sql returned unreadable JSON: " + e.getMessage(), e);
         }
+    }
+
+    private MallardException refused(String why) {
+        return new MallardException(ErrorCode.USER_ACCESS_DENIED, "this server is " + mode + ": " + why
+                + "; connect to a COMPLETE server to change data or settings");
+    }
+
+    private MallardException viewsRefused() {
+        return new MallardException(ErrorCode.USER_ACCESS_DENIED, "this server is " + mode + ": it does not create, drop, refresh or"
+                + " reconfigure materialized views or track tables (reading them, dbsp_query, dbsp_changes, dbsp_stats, dbsp_check and dbsp_sync work);"
+                + " connect to a COMPLETE server to change them");
     }
 }

@@ -9,15 +9,15 @@ import dev.mallard.views.MaterializedViews;
 import dev.mallard.views.ViewSql;
 import java.sql.SQLException;
 import java.util.function.Supplier;
-import java.util.regex.Pattern;
 import org.duckdb.DuckDBConnection;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Materialized views through the server, on the views module's SQL front door: a text that names a view statement
- * or a {@code dbsp_*} function runs through a session's {@link ViewSql}, and every write through the server is
- * followed by a sync, so a view read after a write that committed shows it.
+ * Materialized views through the server, on the views module's SQL front door: a view statement or a top-level
+ * {@code dbsp_*} call (as the server's SQL gate, {@code AccessPolicy}, finds them in DuckDB's parse tree) runs through a
+ * session's {@link ViewSql}, and every write through the server is followed by a sync, so a view read after a write
+ * that committed shows it.
  *
  * <p>One {@link MaterializedViews} of the database (the shared one) holds the {@code dbsp_*} DuckDB functions and
  * is the lock all view maintenance runs under (the functions synchronise on it too): the views module's instances
@@ -27,9 +27,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class ServedViews implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ServedViews.class);
-    private static final Pattern MENTIONS = Pattern.compile("materialized\\s+view|dbsp_", Pattern.CASE_INSENSITIVE);
-    private static final Pattern CHANGES_VIEWS = Pattern.compile("materialized\\s+view|dbsp_(create_view|drop_view|auto_sync|track|untrack)",
-            Pattern.CASE_INSENSITIVE);
 
     private final Supplier<DuckDBConnection> connections;
     private volatile MaterializedViews shared;
@@ -47,16 +44,6 @@ public final class ServedViews implements AutoCloseable {
             views.shared();
         }
         return views;
-    }
-
-    /** Whether the text names a view statement or a {@code dbsp_*} function, and so runs through the front door. */
-    public static boolean mentions(String sql) {
-        return MENTIONS.matcher(sql).find();
-    }
-
-    /** Whether the text may create, drop or replace views, or change how they sync: refused on a READ_ONLY server. */
-    public static boolean changesViews(String sql) {
-        return CHANGES_VIEWS.matcher(sql).find();
     }
 
     /** The SQL front door on a session's connection; close it before the connection. */

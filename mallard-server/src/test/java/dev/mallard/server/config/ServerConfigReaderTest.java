@@ -93,4 +93,19 @@ class ServerConfigReaderTest {
         assertThatThrownBy(() -> reader.read(Optional.empty(), List.of("http.port")))
                 .extracting(e -> ((MallardException) e).errorCode()).isEqualTo(ErrorCode.USER_ARGUMENT_INVALID);
     }
+
+    @Test
+    void theSecurityKeysAreReadWithTheirDefaults() {
+        ServerConfig defaults = reader.read(Optional.empty(), List.of("users.0.username=ada", "users.0.password=pw"));
+        assertThat(defaults.fileAccess()).isEqualTo(dev.mallard.server.sql.FileAccess.WAREHOUSE);
+        assertThat(defaults.loginLimits()).isEqualTo(ServerConfig.LoginLimits.DEFAULT);
+        assertThat(defaults.tokenAlgorithm()).isEqualTo(dev.mallard.server.auth.TokenAlgorithm.HS256);
+        ServerConfig given = reader.read(Optional.empty(), List.of("users.0.username=ada", "users.0.password=pw", "file_access=none",
+                "login_max_failures=3", "login_failure_window_seconds=60", "jwt_token.algorithm=HS512"));
+        assertThat(given.fileAccess()).isEqualTo(dev.mallard.server.sql.FileAccess.NONE);
+        assertThat(given.loginLimits()).isEqualTo(new ServerConfig.LoginLimits(3, 60));
+        assertThat(given.tokenAlgorithm()).isEqualTo(dev.mallard.server.auth.TokenAlgorithm.HS512);
+        assertThatThrownBy(() -> reader.read(Optional.empty(), List.of("users.0.username=ada", "users.0.password=pw", "file_access=some")))
+                .isInstanceOf(dev.mallard.core.error.MallardException.class);
+    }
 }

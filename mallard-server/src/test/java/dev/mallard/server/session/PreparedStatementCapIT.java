@@ -37,7 +37,7 @@ class PreparedStatementCapIT {
 
     @BeforeAll
     static void start() {
-        server = MallardServer.start(new ServerConfig(warehouse, Optional.empty(), "127.0.0.1", 0, ServerConfig.DEFAULT_HTTP_MAX_BODY_BYTES, 0,
+        server = MallardServer.start(new ServerConfig(warehouse.resolve("warehouse"), Optional.empty(), "127.0.0.1", 0, ServerConfig.DEFAULT_HTTP_MAX_BODY_BYTES, 0,
                 Optional.empty(), List.of(new UserAccount("ada", PasswordHash.of("lovelace"))), AccessMode.COMPLETE, Optional.empty(),
                 ServerConfig.DEFAULT_TOKEN_EXPIRY_MINUTES, new ServerConfig.SessionLimits(30, 16, 16, CAP), 1000, 0, Optional.empty()));
     }

@@ -1,5 +1,6 @@
 package dev.mallard.server.sql;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -17,6 +18,7 @@ import java.time.Instant;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -49,7 +51,11 @@ class AccessPolicyTest {
         "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 3) SELECT * FROM r",
         "SELECT 1 UNION SELECT 2 EXCEPT SELECT 3",
         "FROM t",
-        "SELECT 1; SELECT 2"
+        "EXPLAIN SELECT * FROM t",
+        "EXPLAIN ANALYZE SELECT count(*) FROM t",
+        "SELECT * FROM query('SELECT count(*) FROM t')",
+        "SELECT * FROM query_table('t')",
+        "SELECT * FROM range(3)"
     })
     void readOnlyAdmitsQueries(String sql) {
         assertThatCode(() -> READ_ONLY.check(session, sql)).doesNotThrowAnyException();
@@ -75,12 +81,71 @@ class AccessPolicyTest {
         "SELECT \"DBSP_DROP_VIEW\"('mv')",
         "SELECT dbsp_auto_sync(false)",
         "SELECT dbsp_track('t')",
-        "SELECT dbsp_untrack('t')"
+        "SELECT dbsp_untrack('t')",
+        "SELECT dbsp_drop_view('mv')",
+        "SELECT * FROM dbsp_check(true)",
+        "SELECT 1; SELECT 2",
+        "WITH x AS (DELETE FROM t RETURNING *) SELECT count(*) FROM x",
+        "SELECT * FROM (WITH x AS (UPDATE t SET id = 0 RETURNING *) SELECT * FROM x)",
+        "WITH x AS (COPY t TO '/tmp/mallard-policy.csv') SELECT 1",
+        "SELECT * FROM checkpoint()",
+        "SELECT * FROM force_checkpoint()",
+        "SELECT * FROM query('SELECT * FROM checkpoint()')",
+        "SELECT * FROM query('WITH x AS (DELETE FROM t RETURNING *) SELECT * FROM x')",
+        "SELECT nextval('s')",
+        "SELECT * FROM enable_logging()",
+        "EXPLAIN ANALYZE DELETE FROM t",
+        "EXPLAIN ANALYZE WITH x AS (DELETE FROM t RETURNING *) SELECT * FROM x",
+        "ATTACH ':memory:' AS other",
+        "COPY t TO '/tmp/mallard-policy.csv'",
+        "LOAD httpfs",
+        "RESET threads",
+        "CHECKPOINT"
     })
     void readOnlyRefusesEverythingElse(String sql) {
         assertThatThrownBy(() -> READ_ONLY.check(session, sql))
                 .isInstanceOf(MallardException.class)
                 .extracting(e -> ((MallardException) e).errorCode()).isEqualTo(ErrorCode.USER_ACCESS_DENIED);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "SELECT * FROM query('SELECT dbs' || 'p_create_view(''v3'', ''SELECT x FROM t'')')",
+        "SELECT * FROM query(?)",
+        "SELECT * FROM query_table('t' || '')"
+    })
+    void aQueryTextTheGateCannotReadIsRefusedInEveryMode(String sql) {
+        for (AccessMode mode : java.util.List.of(AccessMode.COMPLETE, AccessMode.READ_ONLY)) {
+            assertThatThrownBy(() -> new AccessPolicy(mode).check(session, sql))
+                    .extracting(e -> ((MallardException) e).errorCode()).isEqualTo(ErrorCode.USER_SQL_UNSUPPORTED);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "SELECT dbsp_create_view('v' || range, 'SELECT 1') FROM range(2, 4)",
+        "SELECT * FROM dbsp_stats() WHERE metric = 'views'",
+        "SELECT dbsp_sync() AS s",
+        "SELECT 1 WHERE dbsp_sync() > 0",
+        "SELECT (SELECT dbsp_sync())",
+        "SELECT * FROM query('SELECT dbsp_sync()')",
+        "EXPLAIN SELECT dbsp_sync()",
+        "SELECT dbsp_sync(), 1"
+    })
+    void aViewFunctionInsideALargerStatementIsRefusedInEveryMode(String sql) {
+        for (AccessMode mode : java.util.List.of(AccessMode.COMPLETE, AccessMode.READ_ONLY)) {
+            assertThatThrownBy(() -> new AccessPolicy(mode).check(session, sql))
+                    .hasMessageContaining("top level")
+                    .extracting(e -> ((MallardException) e).errorCode()).isEqualTo(ErrorCode.USER_VIEW_CALL_NOT_TOP_LEVEL);
+        }
+    }
+
+    @Test
+    void aTopLevelViewCallRunsThroughTheFrontDoorInItsCanonicalSpelling() {
+        CheckedSql checked = READ_ONLY.check(session, "select   *  from DBSP_STATS()");
+        assertThat(checked.throughViews()).isTrue();
+        assertThat(checked.sql()).isEqualTo("SELECT * FROM dbsp_stats()");
+        assertThat(new AccessPolicy(AccessMode.COMPLETE).check(session, "SELECT count(*) FROM t").throughViews()).isFalse();
     }
 
     @ParameterizedTest
