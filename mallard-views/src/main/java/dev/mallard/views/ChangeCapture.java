@@ -18,6 +18,8 @@ import java.util.stream.Collectors;
  */
 final class ChangeCapture {
     private static final String[] EVENTS = {"insert", "update", "delete"};
+    /** What every capture trigger's name starts with. */
+    static final String TRIGGER_PREFIX = "mallard_capture$";
     private static final String ID = "mallard_id";
 
     private ChangeCapture() {}

@@ -13,8 +13,10 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
 import java.sql.Statement;
+import java.util.List;
 import java.util.Properties;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.logging.Logger;
 import org.duckdb.DuckDBConnection;
 import org.duckdb.DuckDBDriver;
@@ -53,7 +55,7 @@ public final class MallardDriver implements Driver {
         try {
             MaterializedViews views = MaterializedViews.attach(duck);
             return (Connection) Proxy.newProxyInstance(MallardDriver.class.getClassLoader(), new Class<?>[] {Connection.class},
-                    new ConnectionHandler(duck, views, new ViewSql(views)));
+                    new ConnectionHandler(duck, views, new ViewSql(views), new AtomicReference<>()));
         } catch (MallardException e) {
             duck.close();
             throw new SQLException(e.describe(), e);
@@ -103,7 +105,8 @@ public final class MallardDriver implements Driver {
     }
 
     /** The connection: statements through the front door, a sync after each commit. */
-    private record ConnectionHandler(DuckDBConnection duck, MaterializedViews views, ViewSql front) implements InvocationHandler {
+    private record ConnectionHandler(DuckDBConnection duck, MaterializedViews views, ViewSql front,
+            AtomicReference<Object> transaction) implements InvocationHandler {
         @Override
         public Object invoke(Object proxy, Method method, Object[] args) throws Throwable {
             try {
@@ -115,22 +118,36 @@ public final class MallardDriver implements Driver {
                     }
                     case "prepareStatement" -> {
                         PreparedStatement statement = (PreparedStatement) delegate(duck, method, args);
+                        List<SqlTokens.Token> tokens = SqlTokens.of((String) args[0]);
                         return Proxy.newProxyInstance(MallardDriver.class.getClassLoader(),
-                                new Class<?>[] {PreparedStatement.class}, new PreparedHandler(statement, duck, front, (Connection) proxy));
+                                new Class<?>[] {PreparedStatement.class}, new PreparedHandler(statement, duck, front, (Connection) proxy,
+                                        tokens));
                     }
                     case "commit" -> {
                         duck.commit();
+                        transactionEnded(!duck.getAutoCommit());
                         front.syncAfterWrite();
+                        return null;
+                    }
+                    case "rollback" -> {
+                        delegate(duck, method, args);
+                        if (args == null || args.length == 0) {
+                            transactionEnded(!duck.getAutoCommit());
+                        }
                         return null;
                     }
                     case "setAutoCommit" -> {
                         duck.setAutoCommit((Boolean) args[0]);
                         if ((Boolean) args[0]) {
+                            transactionEnded(false);
                             front.syncAfterWrite();
+                        } else if (transaction.get() == null) {
+                            transactionEnded(true);
                         }
                         return null;
                     }
                     case "close" -> {
+                        transactionEnded(false);
                         try {
                             views.close();
                         } finally {
@@ -152,6 +169,21 @@ public final class MallardDriver implements Driver {
                 }
             } catch (MallardException e) {
                 throw asSql(e);
+            }
+        }
+
+        /**
+         * The connection's current transaction ended (for a view created while it was open, see
+         * {@link MaterializedViews#transactionStarted}); with {@code another}, the next one (manual mode) has begun.
+         */
+        private void transactionEnded(boolean another) {
+            Object ended = transaction.getAndSet(another ? new Object() : null);
+            if (ended != null) {
+                views.transactionEnded(ended);
+            }
+            Object started = transaction.get();
+            if (started != null) {
+                views.transactionStarted(started);
             }
         }
     }
@@ -250,16 +282,26 @@ public final class MallardDriver implements Driver {
      * auto-commit mode is followed by a sync.
      */
     private record PreparedHandler(PreparedStatement statement, DuckDBConnection duck, ViewSql front,
-            Connection connection) implements InvocationHandler {
+            Connection connection, List<SqlTokens.Token> tokens) implements InvocationHandler {
         @Override
         public Object invoke(Object proxy, Method method, Object[] args) throws Throwable {
             if (method.getName().equals("getConnection")) {
                 return connection;
             }
-            Object result = delegate(statement, method, args);
             boolean execution = args == null || args.length == 0;
+            if (execution && (SYNCING_UPDATES.contains(method.getName()) || method.getName().equals("executeQuery"))) {
+                try {
+                    front.syncBeforeReading(tokens);
+                } catch (MallardException e) {
+                    throw asSql(e);
+                }
+            }
+            Object result = delegate(statement, method, args);
             if (execution && method.getName().equals("executeQuery")) {
                 front.wrote(-1); // A query may have written (INSERT ... RETURNING): its rows are not counted.
+                if (ViewSql.mayWrite(tokens) && front.autoSync() && duck.getAutoCommit()) {
+                    front.syncAfterWrite();
+                }
             }
             if (SYNCING_UPDATES.contains(method.getName()) && execution) {
                 front.wrote(switch (result) {

@@ -21,6 +21,9 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+import com.fasterxml.jackson.databind.JsonNode;
 import org.duckdb.DuckDBConnection;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -72,6 +75,10 @@ public final class MaterializedViews implements AutoCloseable {
     private Set<String> databases = Set.of();
     private boolean attachedTracked;
     private String schema;
+    private String database;
+    /** The capture triggers of this database the last poll counted, and the catalog generation it counted them at. */
+    private long triggersSeen;
+    private long triggersSeenAt = -1;
     private long syncs;
     private long deltaSyncs;
     private long capturedRows;
@@ -83,6 +90,8 @@ public final class MaterializedViews implements AutoCloseable {
     private String lastReconcileError = "";
     /** Tracked tables whose fingerprint their applied deltas did not explain at the last check, not yet reconciled. */
     private final Set<TableName> provisional = new LinkedHashSet<>();
+    /** Views that came back from broken and missed their tables' changes meanwhile, by key: rebuilt by the next reconcile. */
+    private final Set<String> restored = new LinkedHashSet<>();
     /** How often a sync checks the fingerprints first; null: only at attach and on {@link #reconcile()}. */
     private Duration reconcileInterval;
     private long lastReconcileNanos = System.nanoTime();
@@ -166,20 +175,148 @@ public final class MaterializedViews implements AutoCloseable {
     }
 
     private void restore(boolean check) {
-        registry.ensure();
+        ensureCatalog();
         signal = CatalogSignal.of(registry.instance());
-        reload();
-        if (!check) {
-            return;
+        maintaining(() -> {
+            reload();
+            return null;
+        });
+        if (check) {
+            try {
+                reconcile();
+            } catch (MallardException e) {
+                // Counted, and the tables stay provisional: every sync tries again before it moves a view.
+                LOG.warn("reconcile failed at attach tables={} reason=\"{}\" fix=\"make the views' queries run on the tables' rows\"",
+                        provisional, e.getMessage());
+                return;
+            }
         }
         try {
-            reconcile();
+            // Changes captured and never synced (a writer killed, or one with auto-sync off, or a raw connection while
+            // no Mallard was attached): applied before anything reads the views.
+            sync();
         } catch (MallardException e) {
-            // Counted, and the tables stay provisional: every sync tries again before it moves a view.
-            LOG.warn("reconcile failed at attach tables={} reason=\"{}\" fix=\"make the views' queries run on the tables' rows\"",
-                    provisional, e.getMessage());
+            LOG.warn("views not synced at attach; the next sync applies the captured changes code={} reason=\"{}\"",
+                    e.errorCode().code(), e.getMessage());
         }
         LOG.debug("views attached views={} broken={}", views.size(), broken.size());
+    }
+
+    /**
+     * Creates the catalog's tables if they are missing. Two connections attaching at once may conflict on those
+     * writes (DuckDB refuses the second writer of a catalog entry): the loser tries again, a bounded number of times.
+     */
+    private void ensureCatalog() {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                registry.ensure();
+                return;
+            } catch (MallardException e) {
+                if (attempt >= ENSURE_ATTEMPTS) {
+                    throw e;
+                }
+                LOG.debug("views catalog setup conflicted, trying again attempt={} reason=\"{}\"", attempt, e.getMessage());
+            }
+        }
+    }
+
+    private static final int ENSURE_ATTEMPTS = 5;
+
+    /** How long maintenance waits for another attachment's in this JVM before it fails with {@code system.view.busy}. */
+    static final Duration MAINTENANCE_WAIT = Duration.ofSeconds(120);
+
+    /**
+     * Runs maintenance under the database's lock in this JVM ({@link CatalogSignal#maintenance()}), waiting at most
+     * {@link #MAINTENANCE_WAIT} for another attachment's maintenance to end. Reentrant: maintenance that calls
+     * maintenance (a create's sync) holds it once.
+     */
+    private <T> T maintaining(java.util.function.Supplier<T> work) {
+        ReentrantLock lock = signal.maintenance();
+        try {
+            if (!lock.tryLock(MAINTENANCE_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
+                throw new MallardException(ErrorCode.SYSTEM_VIEW_BUSY, "the views of this database were being maintained by "
+                        + "another connection for " + MAINTENANCE_WAIT.toSeconds() + " s; try again (the changes stay captured)");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new MallardException(ErrorCode.SYSTEM_VIEW_BUSY, "interrupted while waiting for another connection's "
+                    + "view maintenance; try again", e);
+        }
+        try {
+            return work.get();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Runs maintenance only if no other attachment is maintaining the database now, never waiting: for the Java
+     * functions DuckDB calls inside a statement ({@link SqlFunctions}), whose DuckDB worker must never wait for a
+     * lock, least of all one held by the thread that waits for that statement.
+     */
+    <T> T maintainingNow(String function, java.util.function.Supplier<T> work) {
+        ReentrantLock lock = signal.maintenance();
+        if (!lock.tryLock()) {
+            throw new MallardException(ErrorCode.SYSTEM_VIEW_BUSY, function + " found the views being maintained by another "
+                    + "statement and does not wait inside a query; call it again, or at the top level through the front "
+                    + "door (jdbc:mallard:, mallard sql, the server), which runs it before the statement");
+        }
+        try {
+            return work.get();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * A transaction of a connection to this database began ({@code setAutoCommit(false)}, or a commit or rollback in
+     * manual mode): while it is open, a view created meanwhile cannot see its writes, so its end triggers a check.
+     */
+    void transactionStarted(Object token) {
+        signal.transactionStarted(token);
+    }
+
+    void transactionEnded(Object token) {
+        signal.transactionEnded(token);
+    }
+
+    /** The parse tree of a text that DuckDB parses as SELECT statements, or null for any other text. */
+    JsonNode parseTree(String sql) {
+        return tree.parseOrNull(sql);
+    }
+
+    /** An expression tree printed back as SQL by DuckDB. */
+    String printExpression(JsonNode expression) {
+        return tree.print(expression);
+    }
+
+    /** The schema the views live in (the current schema of the attached connection). */
+    String homeSchema() {
+        return schema();
+    }
+
+    /** The database the views live in. */
+    String homeDatabase() {
+        if (database == null) {
+            database = catalog.currentDatabase();
+        }
+        return database;
+    }
+
+    /**
+     * Whether the tokens of a statement name a view that a sync moves (not one merged on read, which shows every
+     * commit by itself): such a read runs a sync first, so it sees what a raw DuckDB writer committed.
+     */
+    boolean readsTableView(List<SqlTokens.Token> tokens) {
+        for (SqlTokens.Token token : tokens) {
+            if (token.isName()) {
+                MaintainedView view = views.get(key(token.value()));
+                if (view != null && !view.merged()) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     /**
@@ -226,6 +363,10 @@ public final class MaterializedViews implements AutoCloseable {
      * Returns the tables that did not match.
      */
     public List<String> reconcile() {
+        return maintaining(() -> reconcileMaintaining());
+    }
+
+    private List<String> reconcileMaintaining() {
         Map<TableName, Fingerprint> unexplained = new LinkedHashMap<>();
         try {
             // Outside the transaction: an attached table's triggers are written in its own database.
@@ -242,7 +383,8 @@ public final class MaterializedViews implements AutoCloseable {
                 }
                 attachedCapture.collect(trackedTables);
                 unexplained.putAll(unexplainedTables(repaired));
-                if (!unexplained.isEmpty()) {
+                restored.retainAll(views.keySet());
+                if (!unexplained.isEmpty() || !restored.isEmpty()) {
                     reconcileInTransaction(unexplained);
                 }
             });
@@ -253,6 +395,7 @@ public final class MaterializedViews implements AutoCloseable {
             throw e;
         }
         provisional.clear();
+        restored.clear();
         lastReconcileNanos = System.nanoTime();
         return unexplained.keySet().stream().map(TableName::toString).toList();
     }
@@ -295,7 +438,7 @@ public final class MaterializedViews implements AutoCloseable {
         for (MaintainedView view : views.values()) {
             boolean reads = view.program().tables().stream().anyMatch(unexplained::containsKey);
             boolean is = unexplained.containsKey(new TableName(catalog.currentSchema(), view.name()));
-            if (reads || is) {
+            if (reads || is || restored.contains(key(view.name()))) {
                 rebuilt.add(key(view.name()));
             }
         }
@@ -358,6 +501,13 @@ public final class MaterializedViews implements AutoCloseable {
     }
 
     private void create(String name, String sql, boolean replace) {
+        maintaining(() -> {
+            createMaintaining(name, sql, replace);
+            return null;
+        });
+    }
+
+    private void createMaintaining(String name, String sql, boolean replace) {
         requireNonNull(sql, "sql is null");
         checkName(name);
         String query = stripSemicolon(sql);
@@ -386,6 +536,7 @@ public final class MaterializedViews implements AutoCloseable {
                 rebuildDependent(dependent, name);
             }
         });
+        signal.watchOpenTransactions();
         LOG.info("materialized view created view={} program={} merged_on_read={} tables={} rebuilt_dependents={}", name,
                 program.getClass().getSimpleName(), maintained(name).merged(), program.tables(),
                 dependents.stream().map(MaintainedView::name).toList());
@@ -486,6 +637,13 @@ public final class MaterializedViews implements AutoCloseable {
     }
 
     public void dropView(String name) {
+        maintaining(() -> {
+            dropViewMaintaining(name);
+            return null;
+        });
+    }
+
+    private void dropViewMaintaining(String name) {
         refuseIfRead(name, "dropped");
         if (broken.containsKey(key(name))) {
             transaction(() -> dropInTransaction(name));
@@ -502,6 +660,10 @@ public final class MaterializedViews implements AutoCloseable {
      * readers go first (reverse creation order). Returns the dropped views' names in the order dropped.
      */
     public List<String> dropViewCascade(String name) {
+        return maintaining(() -> dropViewCascadeMaintaining(name));
+    }
+
+    private List<String> dropViewCascadeMaintaining(String name) {
         if (!broken.containsKey(key(name))) {
             maintained(name);
         }
@@ -627,6 +789,10 @@ public final class MaterializedViews implements AutoCloseable {
      * catalog spells it.
      */
     public String track(String table) {
+        return maintaining(() -> trackMaintaining(table));
+    }
+
+    private String trackMaintaining(String table) {
         requireNonNull(table, "table is null");
         String[] parts = table.split("\\.");
         unmerge(Set.of(parts[parts.length - 1].replace("\"", "").toLowerCase(Locale.ROOT)));
@@ -642,6 +808,7 @@ public final class MaterializedViews implements AutoCloseable {
             generation = bump();
             refreshTracked();
         });
+        signal.watchOpenTransactions();
         LOG.info("table tracked table={}", name);
         return name.toString();
     }
@@ -651,6 +818,10 @@ public final class MaterializedViews implements AutoCloseable {
      * view reading it is dropped). Returns whether the table was tracked explicitly.
      */
     public boolean untrack(String table) {
+        return maintaining(() -> untrackMaintaining(table));
+    }
+
+    private boolean untrackMaintaining(String table) {
         requireNonNull(table, "table is null");
         Set<TableName> explicit = registry.explicitlyTracked();
         // A table dropped since it was tracked no longer resolves: its entry is found by the name as written.
@@ -683,6 +854,13 @@ public final class MaterializedViews implements AutoCloseable {
 
     /** Recomputes the view from its tables (the safety net for changes the triggers could not see). */
     public void refresh(String name) {
+        maintaining(() -> {
+            refreshMaintaining(name);
+            return null;
+        });
+    }
+
+    private void refreshMaintaining(String name) {
         MaintainedView view = maintained(name);
         transaction(() -> {
             // The view itself is rebuilt from the tables, so its share of the captured changes is not applied.
@@ -731,6 +909,10 @@ public final class MaterializedViews implements AutoCloseable {
      * {@link #syncAfterWrite()}.
      */
     public long syncAfterWrite(long rowsChanged) {
+        return maintaining(() -> syncAfterWriteMaintaining(rowsChanged));
+    }
+
+    private long syncAfterWriteMaintaining(long rowsChanged) {
         if (rowsChanged >= 0 && mayWaitUnpolled(rowsChanged)) {
             syncs++;
             unpolledSyncs++;
@@ -744,7 +926,7 @@ public final class MaterializedViews implements AutoCloseable {
     static final int MAX_UNPOLLED_IN_A_ROW = 32;
 
     private boolean mayWaitUnpolled(long rowsChanged) {
-        if (pendingBound < 0 || unpolledInARow >= MAX_UNPOLLED_IN_A_ROW || attachedTracked || !broken.isEmpty()
+        if (pendingBound < 0 || unpolledInARow >= MAX_UNPOLLED_IN_A_ROW || attachedTracked || !broken.isEmpty() || signal.watching()
                 || !provisional.isEmpty() || reconcileDue() || !signal.unchangedSince(polledStamp)) {
             return false;
         }
@@ -771,6 +953,15 @@ public final class MaterializedViews implements AutoCloseable {
     }
 
     private long sync(boolean afterWrite, boolean workExpected) {
+        return maintaining(() -> syncMaintaining(afterWrite, workExpected));
+    }
+
+    private long syncMaintaining(boolean afterWrite, boolean workExpected) {
+        if (signal.checkDue()) {
+            // Transactions that were open when a view started capturing its tables have ended: what they wrote
+            // before they saw the triggers is found by the fingerprints and applied.
+            reconcile();
+        }
         keepMergedChanges = !afterWrite;
         try {
             return syncOnce(afterWrite, workExpected);
@@ -784,7 +975,7 @@ public final class MaterializedViews implements AutoCloseable {
             // A database was attached or detached: its views break, or come back and are checked.
             reload();
             reconcile();
-        } else if (!provisional.isEmpty() || reconcileDue()) {
+        } else if (!provisional.isEmpty() || !restored.isEmpty() || reconcileDue()) {
             reconcile();
         }
         if (!attachedTracked && !workExpected && nothingCaptured(afterWrite)) {
@@ -903,11 +1094,21 @@ public final class MaterializedViews implements AutoCloseable {
         if (pending[0] != generation) {
             return false;
         }
+        long triggers = pending[tables.size() + 1];
+        if (triggersSeenAt == generation && triggers < triggersSeen) {
+            // A capture trigger was dropped behind the views' back: the check recreates it and repairs what escaped it.
+            LOG.warn("capture triggers dropped behind the views' back; reconciling triggers={} before={}", triggers, triggersSeen);
+            triggersSeenAt = -1;
+            reconcile();
+            return false;
+        }
+        triggersSeen = triggers;
+        triggersSeenAt = generation;
         // The bound a writer's unpolled syncs start from; a false return is followed by a sync, which clears it.
         polledStamp = stamp;
         pendingBound = 0;
         unpolledInARow = 0;
-        for (int i = 1; i < pending.length; i++) {
+        for (int i = 1; i <= tables.size(); i++) {
             if (pending[i] != 0 && !(afterWrite && pending[i] < compactAfterRows && pendingMayWait(tables.get(i - 1)))) {
                 return false;
             }
@@ -978,12 +1179,16 @@ public final class MaterializedViews implements AutoCloseable {
             sql.append("\nUNION ALL SELECT ").append(i + 1).append(", count(*)")
                     .append(fingerprints ? ", " + Fingerprint.ofDeltaText() : "").append(" FROM ").append(tables.get(i).deltaTable());
         }
-        long[] numbers = new long[tables.size() + 1];
+        // Last: the capture triggers of this database, so a sync notices one dropped behind its back.
+        sql.append("\nUNION ALL SELECT ").append(tables.size() + 1).append(", count(*)").append(fingerprints ? ", NULL" : "")
+                .append(" FROM duckdb_triggers() WHERE database_name = current_database() AND starts_with(trigger_name, "
+                        + Sql.literal(ChangeCapture.TRIGGER_PREFIX) + ")");
+        long[] numbers = new long[tables.size() + 2];
         polledDeltas.clear();
         statements.query(sql.toString(), row -> {
             int i = row.getInt(1);
             numbers[i] = row.getLong(2);
-            if (fingerprints && i > 0) {
+            if (fingerprints && i > 0 && i <= tables.size()) {
                 polledDeltas.put(tables.get(i - 1), Fingerprint.parse(row.getString(3)));
             }
         });
@@ -1004,6 +1209,10 @@ public final class MaterializedViews implements AutoCloseable {
      * have escaped capture, and {@link #refresh} a view it reports.
      */
     public long check(String name) {
+        return maintaining(() -> checkMaintaining(name));
+    }
+
+    private long checkMaintaining(String name) {
         MaintainedView view = maintained(name);
         long[] differing = new long[1];
         transaction(() -> {
@@ -1028,6 +1237,10 @@ public final class MaterializedViews implements AutoCloseable {
      * since ({@link #syncAfterWrite} keeps no change). Closing the result closes its statement.
      */
     public ResultSet changes(String name) {
+        return maintaining(() -> changesMaintaining(name));
+    }
+
+    private ResultSet changesMaintaining(String name) {
         if (maintained(name).merged()) {
             sync();
         }
@@ -1071,6 +1284,10 @@ public final class MaterializedViews implements AutoCloseable {
     }
 
     public ViewStats stats() {
+        return maintaining(() -> statsMaintaining());
+    }
+
+    private ViewStats statsMaintaining() {
         long pending = 0;
         Set<TableName> tracked = registry.tracked();
         for (TableName table : trackedTables) {
@@ -1183,6 +1400,7 @@ public final class MaterializedViews implements AutoCloseable {
      * of the catalog). A view whose tables were dropped or changed shape since is kept aside as broken.
      */
     private void reload() {
+        Set<String> wasBroken = Set.copyOf(broken.keySet());
         views.clear();
         broken.clear();
         pendingBound = -1;
@@ -1209,6 +1427,13 @@ public final class MaterializedViews implements AutoCloseable {
                 broken.put(key(entry.name()), e.getMessage());
                 LOG.warn("materialized view cannot be maintained view={} reason=\"{}\" fix=\"DROP MATERIALIZED VIEW {} and create it again\"",
                         entry.name(), e.getMessage(), entry.name());
+            }
+        }
+        for (String name : wasBroken) {
+            if (views.containsKey(name)) {
+                // Back (its database attached again, its table there again): the changes of its tables while it was
+                // broken were applied to the other views and cleared, so the next reconcile rebuilds it.
+                restored.add(name);
             }
         }
         measureJoinedTables();

@@ -28,49 +28,31 @@ final class SqlFunctions {
     static void register(MaterializedViews views) {
         try {
             DuckDBFunctions.scalarFunction().withName("dbsp_sync").withReturnType(Long.class)
-                    .withFunction(() -> {
-                        synchronized (views) {
-                            return views.sync();
-                        }
-                    }).withVolatile().register(views.connection());
+                    .withFunction(() -> views.maintainingNow("dbsp_sync()", views::sync)).withVolatile().register(views.connection());
             DuckDBFunctions.scalarFunction().withName("dbsp_create_view").withParameters(String.class, String.class)
                     .withReturnType(Boolean.class)
-                    .withFunction((String name, String sql) -> {
-                        synchronized (views) {
-                            views.createView(name, sql);
-                            return true;
-                        }
-                    }).withVolatile().register(views.connection());
+                    .withFunction((String name, String sql) -> views.maintainingNow("dbsp_create_view()", () -> {
+                        views.createView(name, sql);
+                        return true;
+                    })).withVolatile().register(views.connection());
             DuckDBFunctions.scalarFunction().withName("dbsp_drop_view").withParameter(String.class)
                     .withReturnType(Boolean.class)
-                    .withFunction((String name) -> {
-                        synchronized (views) {
-                            views.dropView(name);
-                            return true;
-                        }
-                    }).withVolatile().register(views.connection());
+                    .withFunction((String name) -> views.maintainingNow("dbsp_drop_view()", () -> {
+                        views.dropView(name);
+                        return true;
+                    })).withVolatile().register(views.connection());
             DuckDBFunctions.scalarFunction().withName("dbsp_drop_view_cascade").withParameter(String.class)
                     .withReturnType(Boolean.class)
-                    .withFunction((String name) -> {
-                        synchronized (views) {
-                            views.dropViewCascade(name);
-                            return true;
-                        }
-                    }).withVolatile().register(views.connection());
+                    .withFunction((String name) -> views.maintainingNow("dbsp_drop_view_cascade()", () -> {
+                        views.dropViewCascade(name);
+                        return true;
+                    })).withVolatile().register(views.connection());
             DuckDBFunctions.scalarFunction().withName("dbsp_track").withParameter(String.class)
                     .withReturnType(String.class)
-                    .withFunction((String table) -> {
-                        synchronized (views) {
-                            return views.track(table);
-                        }
-                    }).withVolatile().register(views.connection());
+                    .withFunction((String table) -> views.maintainingNow("dbsp_track()", () -> views.track(table))).withVolatile().register(views.connection());
             DuckDBFunctions.scalarFunction().withName("dbsp_untrack").withParameter(String.class)
                     .withReturnType(Boolean.class)
-                    .withFunction((String table) -> {
-                        synchronized (views) {
-                            return views.untrack(table);
-                        }
-                    }).withVolatile().register(views.connection());
+                    .withFunction((String table) -> views.maintainingNow("dbsp_untrack()", () -> views.untrack(table))).withVolatile().register(views.connection());
             DuckDBFunctions.tableFunction().withName("dbsp_stats").withFunction(new StatsFunction(views))
                     .register(views.connection());
         } catch (SQLException e) {
@@ -129,9 +111,7 @@ final class SqlFunctions {
         @Override
         public Cursor init(DuckDBTableFunctionInitInfo info) {
             info.setMaxThreads(1);
-            synchronized (views) {
-                return new Cursor(metrics(views.stats()));
-            }
+            return new Cursor(metrics(views.maintainingNow("dbsp_stats()", views::stats)));
         }
 
         @Override

@@ -79,6 +79,17 @@ final class SqlTree {
         return sql.substring("SELECT ".length());
     }
 
+    /** The parse tree of a text of SELECT statements, or null when DuckDB does not parse it as such (any other statement). */
+    JsonNode parseOrNull(String sql) {
+        String text = Sql.strings(connection, "SELECT json_serialize_sql(?)", sql).get(0);
+        try {
+            JsonNode tree = JSON.readTree(text);
+            return tree.path("error").asBoolean(false) ? null : tree;
+        } catch (IOException e) {
+            throw new MallardException(ErrorCode.SYSTEM_INTERNAL, "DuckDB's parse tree is not JSON: " + e.getMessage(), e);
+        }
+    }
+
     private JsonNode serialize(String sql) {
         String text = Sql.strings(connection, "SELECT json_serialize_sql(?)", sql).get(0);
         JsonNode tree;

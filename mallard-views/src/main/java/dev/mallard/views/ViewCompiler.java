@@ -156,7 +156,15 @@ final class ViewCompiler {
             for (JsonNode modifier : node.path("modifiers")) {
                 switch (modifier.path("type").asText()) {
                     case "ORDER_MODIFIER" -> orders = modifier.path("orders");
-                    case "LIMIT_MODIFIER" -> limit = modifier;
+                    case "LIMIT_MODIFIER" -> {
+                        // DuckDB 2.0 writes LIMIT 50 PERCENT (and LIMIT 50%) as limit_type PERCENTAGE; any type but a
+                        // row count is refused.
+                        if (!"ROW_COUNT".equals(modifier.path("limit_type").asText("ROW_COUNT"))) {
+                            throw Refusal.unsupported(view, "LIMIT with a percentage (LIMIT n PERCENT, LIMIT n%)",
+                                    "use LIMIT with a row count, or apply the percentage in the query that reads the view");
+                        }
+                        limit = modifier;
+                    }
                     case "DISTINCT_MODIFIER" -> throw Refusal.unsupported(view, "SELECT DISTINCT with ORDER BY ... LIMIT",
                             "create the distinct rows as a materialized view and the top-k as a view over it");
                     default -> throw Refusal.unsupported(view, "LIMIT with a percentage", "use LIMIT with a row count");
@@ -1153,6 +1161,12 @@ final class ViewCompiler {
             Map<String, Cte> scope = new HashMap<>(ctes);
             for (JsonNode entry : node.path("cte_map").path("map")) {
                 JsonNode definition = entry.path("value");
+                if (!definition.path("key_targets").isEmpty() || !definition.path("query_node").path("key_targets").isEmpty()) {
+                    // USING KEY replaces a key's row at each round instead of adding rows: not the set recursion kept here.
+                    throw Refusal.unsupported(view, "WITH RECURSIVE ... USING KEY",
+                            "write the recursion without USING KEY (base UNION step keeps the set of rows), or materialize "
+                                    + "its result in a table");
+                }
                 List<String> aliases = new ArrayList<>();
                 definition.path("aliases").forEach(a -> aliases.add(a.asText()));
                 Map<String, Cte> before = Map.copyOf(scope);

@@ -141,4 +141,50 @@ class MallardDriverTest {
             }
         }
     }
+
+    @Test
+    void writesWithReturningAndWritesOfARawDuckDbConnectionAreInTheNextReadOfATableBackedView() throws SQLException {
+        try (Connection connection = DriverManager.getConnection("jdbc:mallard:");
+                Statement statement = connection.createStatement();
+                Connection raw = connection.unwrap(DuckDBConnection.class).duplicate()) {
+            statement.execute("CREATE TABLE t (x INTEGER)");
+            statement.execute("CREATE MATERIALIZED VIEW v AS SELECT x FROM t WHERE x > 0");
+            try (ResultSet returned = statement.executeQuery("INSERT INTO t VALUES (1) RETURNING x")) {
+                assertThat(returned.next()).isTrue();
+            }
+            // A raw reader sees the state of the last sync: the RETURNING write's own.
+            assertThat(DuckDb.rows(raw, "SELECT * FROM v")).containsExactly("1");
+            try (PreparedStatement update = connection.prepareStatement("UPDATE t SET x = x + 1 RETURNING x");
+                    ResultSet returned = update.executeQuery()) {
+                assertThat(returned.next()).isTrue();
+            }
+            assertThat(DuckDb.rows(raw, "SELECT * FROM v")).containsExactly("2");
+            assertThat(statement.execute("WITH gone AS (SELECT 1) DELETE FROM t RETURNING x")).isTrue();
+            assertThat(DuckDb.rows(raw, "SELECT * FROM v")).isEmpty();
+            DuckDb.run(raw, "INSERT INTO t VALUES (5)");
+            assertThat(DuckDb.rows(raw, "SELECT * FROM v")).isEmpty();
+            assertThat(DuckDb.rows(connection, "-- a comment first\nSELECT * FROM v")).containsExactly("5");
+            DuckDb.run(raw, "INSERT INTO t VALUES (6)");
+            try (PreparedStatement read = connection.prepareStatement("SELECT count(*) FROM \"v\"");
+                    ResultSet rows = read.executeQuery()) {
+                assertThat(rows.next()).isTrue();
+                assertThat(rows.getLong(1)).isEqualTo(2);
+            }
+        }
+    }
+
+    @Test
+    void aCaptureTriggerDroppedWhileTheConnectionIsOpenIsNoticedAtTheNextSyncAndWhatEscapedItIsRepaired() throws SQLException {
+        try (Connection connection = DriverManager.getConnection("jdbc:mallard:");
+                Statement statement = connection.createStatement();
+                Connection raw = connection.unwrap(DuckDBConnection.class).duplicate()) {
+            statement.execute("CREATE TABLE t (x INTEGER)");
+            statement.execute("CREATE MATERIALIZED VIEW v AS SELECT x FROM t WHERE x > 0");
+            statement.executeUpdate("INSERT INTO t VALUES (1)");
+            DuckDb.run(raw, "DROP TRIGGER \"mallard_capture$main$t$insert\" ON t", "INSERT INTO t VALUES (2)");
+            statement.executeUpdate("INSERT INTO t VALUES (3)");
+            assertThat(DuckDb.rows(raw, "SELECT * FROM v")).containsExactly("1", "2", "3");
+            assertThat(DuckDb.rows(raw, "SELECT count(*) FROM duckdb_triggers() WHERE table_name = 't'")).containsExactly("3");
+        }
+    }
 }

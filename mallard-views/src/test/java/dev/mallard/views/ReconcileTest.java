@@ -114,7 +114,9 @@ class ReconcileTest {
         connection = DuckDb.open(url);
         views = MaterializedViews.attach(connection);
         assertThat(views.stats().scanSyncs()).isZero();
-        assertThat(views.stats().pendingRows()).isEqualTo(1);
+        // The row captured before the close is applied when the views are attached, before any read.
+        assertThat(views.stats().pendingRows()).isZero();
+        assertEqualToTheirQueries();
         views.sync();
         assertEqualToTheirQueries();
         assertThat(views.stats().scanSyncs()).isZero();
