@@ -54,7 +54,7 @@ public final class KafkaSink implements Sink {
         properties.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, Integer.toString(deadlineMillis));
         properties.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, Integer.toString(Math.min(deadlineMillis, 30_000)));
         properties.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, Integer.toString(Math.max(deadlineMillis, Math.min(deadlineMillis, 30_000) + 5)));
-        this.producer = new KafkaProducer<>(properties, new ByteArraySerializer(), new ByteArraySerializer());
+        this.producer = KafkaClientSettings.producer(properties, block, "pipeline.sink.kafka", new ByteArraySerializer(), new ByteArraySerializer());
     }
 
     @Override

@@ -83,7 +83,7 @@ public final class KafkaSource implements Source {
         properties.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, Integer.toString(fetch.path("max_partition_bytes").asInt(1 << 20)));
         properties.put(ConsumerConfig.CLIENT_ID_CONFIG, "mallard-" + block.path("group_id").asText());
         instanceId.ifPresent(id -> properties.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, id));
-        this.consumer = new KafkaConsumer<>(properties, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        this.consumer = KafkaClientSettings.consumer(properties, block, where, new ByteArrayDeserializer(), new ByteArrayDeserializer());
         List<String> topics = new ArrayList<>();
         block.path("topics").forEach(topic -> topics.add(topic.asText()));
         consumer.subscribe(topics, new ConsumerRebalanceListener() {
