@@ -55,6 +55,31 @@ class PipelineValidatorTest {
     }
 
     @Test
+    void aClickHouseSinkFailsValidationSayingTheSinkIsNotAvailable() {
+        // SQLFlow's kafka.clickhouse.yml: validate must not call valid what run cannot do.
+        ValidationReport report = validate("""
+                pipeline:
+                  name: kafka-clickhouse-sink
+                  batch_size: 50000
+                """ + SOURCE + """
+                  handler:
+                    type: handlers.InferredMemBatch
+                    sql: SELECT * FROM batch
+                  sink:
+                    type: clickhouse
+                    clickhouse:
+                      dsn: clickhouse://localhost:8123/test
+                      table: user_actions
+                """);
+        assertThat(report.exitCode()).isEqualTo(ExitCode.USER_FAULT);
+        assertThat(report.errors()).singleElement().satisfies(problem -> {
+            assertThat(problem.code()).isEqualTo(ErrorCode.USER_CONFIG_UNSUPPORTED);
+            assertThat(problem.path()).isEqualTo("pipeline.sink.type");
+            assertThat(problem.message()).contains("clickhouse sink is not available");
+        });
+    }
+
+    @Test
     void aBindingErrorInTheHandlerPointsAtItsLine() {
         ValidationReport report = validate("""
                 commands:
