@@ -39,6 +39,8 @@ public enum ErrorCode {
             "The Kafka sink's key column is null in a result row."),
     USER_STATE_LOCKED("user.state.locked", ExitCode.USER_FAULT,
             "The state database file is held by another process."),
+    USER_STATE_MISMATCH("user.state.mismatch", ExitCode.USER_FAULT,
+            "The state file belongs to another pipeline (its name, source topics or consumer group differ); the message names both."),
     USER_VIEW_UNSUPPORTED("user.view.unsupported", ExitCode.USER_FAULT,
             "A materialized view's query uses an operator Mallard does not maintain incrementally yet; the message names it and the alternative."),
     USER_VIEW_NOT_FOUND("user.view.not_found", ExitCode.USER_FAULT,

@@ -23,7 +23,7 @@ final class StructuredBatchHandler implements Handler {
     private final JsonBatchLoader loader;
     private final HandlerSql sql;
 
-    StructuredBatchHandler(DuckDBConnection connection, String table, String sql, RecordColumns records) {
+    StructuredBatchHandler(DuckDBConnection connection, String table, HandlerSql sql, RecordColumns records) {
         this.connection = requireNonNull(connection, "connection is null");
         this.table = TableName.parse(connection, requireNonNull(table, "table is null"), "pipeline.handler.table");
         try {
@@ -38,7 +38,7 @@ final class StructuredBatchHandler implements Handler {
                     + table + " has no event_time column; add `event_time TIMESTAMPTZ` to its CREATE TABLE");
         }
         this.loader = new JsonBatchLoader(connection, Message::position, records);
-        this.sql = new HandlerSql(connection, sql);
+        this.sql = requireNonNull(sql, "sql is null");
     }
 
     @Override

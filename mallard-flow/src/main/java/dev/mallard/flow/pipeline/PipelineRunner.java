@@ -31,6 +31,7 @@ import dev.mallard.flow.source.Source;
 import dev.mallard.flow.source.webhook.WebhookSource;
 import dev.mallard.flow.source.websocket.WebSocketSource;
 import dev.mallard.flow.state.OffsetStore;
+import dev.mallard.flow.state.PipelineIdentity;
 import dev.mallard.flow.window.TumblingWindow;
 import dev.mallard.flow.window.WindowMetrics;
 import dev.mallard.views.MaterializedViews;
@@ -194,7 +195,7 @@ public final class PipelineRunner implements AutoCloseable {
 
     private void consume(Engine engine, Optional<Path> statePath, PipelineMetrics metrics, Optional<MaterializedViews> views) {
         PipelineConfig.Pipeline pipeline = config.pipeline();
-        Optional<OffsetStore> offsets = statePath.map(ignored -> new OffsetStore(engine.connection()));
+        Optional<OffsetStore> offsets = statePath.map(path -> new OffsetStore(engine.connection(), PipelineIdentity.of(config), path));
         Optional<StateStats> stats = statePath.map(path -> new StateStats(engine, path));
         try (PipelineEndpoints served = options.metricsPort()
                         .map(port -> PipelineEndpoints.start(PipelineEndpoints.DEFAULT_HOST, port, registry, () -> !stopRequested,
@@ -202,7 +203,8 @@ public final class PipelineRunner implements AutoCloseable {
                         .orElse(null);
                 StateStats closingStats = stats.orElse(null);
                 Source source = sources.open(config, partition -> offsets.flatMap(store -> store.next(partition)));
-                Handler handler = Handlers.create(pipeline.handler(), RecordColumns.of(pipeline.source()), engine.connection(), environment);
+                Handler handler = Handlers.create(pipeline.handler(), RecordColumns.of(pipeline.source()), engine.connection(), environment,
+                        statePath.isPresent());
                 Sink sink = new RetryingSink(Sinks.create(pipeline.sink(), options.console(), engine.allocator()),
                         RetryingSink.Ladder.of(pipeline.sink().retry()), metrics::sinkRetry);
                 Sink dlq = pipeline.onError().dlq().map(d -> Sinks.create(d, options.console(), engine.allocator())).orElse(null);

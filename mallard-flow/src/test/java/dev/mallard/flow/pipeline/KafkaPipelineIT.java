@@ -210,6 +210,83 @@ class KafkaPipelineIT {
     }
 
     @Test
+    void sqlflowsIdempotentSinkPatternRunsWithDurableStateItsTransactionInsideTheBatchs() throws Exception {
+        // kafka.motherduck.idempotent.yml's handler, on the state file instead of MotherDuck: BEGIN ... COMMIT of its own.
+        String in = topic(2);
+        Path state = dir.resolve("idempotent").resolve("events.duckdb");
+        String yaml = """
+                commands:
+                  - name: tables
+                    sql: |
+                      CREATE TABLE IF NOT EXISTS events (city VARCHAR, n BIGINT);
+                      CREATE TABLE IF NOT EXISTS events_metadata (partition INTEGER, "offset" BIGINT, topic VARCHAR,
+                        PRIMARY KEY (topic, partition));
+                pipeline:
+                  batch_size: 500
+                  state:
+                    path: %s
+                """.formatted(state) + source(in, "g-idempotent") + """
+                  handler:
+                    type: handlers.InferredMemBatch
+                    sql: |
+                      BEGIN TRANSACTION;
+                      CREATE OR REPLACE TEMPORARY TABLE filtered_batch AS
+                      SELECT b.* FROM batch b LEFT JOIN events_metadata em
+                        ON b.kafka_topic = em.topic AND b.kafka_partition = em.partition
+                      WHERE em."offset" IS NULL OR b.kafka_offset > em."offset";
+                      INSERT INTO events SELECT properties.city, n FROM filtered_batch;
+                      INSERT INTO events_metadata (partition, "offset", topic)
+                      SELECT kafka_partition, max(kafka_offset), kafka_topic FROM filtered_batch GROUP BY kafka_partition, kafka_topic
+                      ON CONFLICT (topic, partition) DO UPDATE SET "offset" = EXCLUDED."offset";
+                      COMMIT;
+                  sink:
+                    type: noop
+                """;
+        publish(in, cityEvents(2_000, 0));
+        PipelineRunner.Outcome outcome = run(config(yaml), 2_000, new ByteArrayOutputStream());
+        assertThat(outcome.messagesConsumed()).isEqualTo(2_000);
+        assertThat(outcome.numErrors()).isZero();
+        assertThat(row(state, "SELECT (SELECT count(*) FROM events), (SELECT count(DISTINCT n) FROM events), "
+                + "(SELECT sum(\"offset\" + 1) FROM events_metadata), (SELECT sum(next_offset) FROM sqlflow_offsets)"))
+                .containsExactly(2_000L, 2_000L, 2_000L, 2_000L);
+    }
+
+    @Test
+    void aStateFileFromAnotherPipelineIsRefusedNamingBoth() throws Exception {
+        String first = topic(1);
+        String second = topic(1);
+        Path state = dir.resolve("shared").resolve("state.duckdb");
+        String yaml = """
+                pipeline:
+                  name: %s
+                  batch_size: 100
+                  state:
+                    path: %s
+                """;
+        String tail = """
+                  handler:
+                    type: handlers.InferredMemBatch
+                    sql: SELECT count(*) AS n FROM batch
+                  sink:
+                    type: noop
+                """;
+        publish(first, cityEvents(100, 0));
+        publish(second, cityEvents(100, 0));
+        assertThat(run(config(yaml.formatted("a", state) + source(first, "g-a") + tail), 100, new ByteArrayOutputStream())
+                .messagesConsumed()).isEqualTo(100);
+        // The same pipeline again is fine.
+        publish(first, cityEvents(100, 100));
+        assertThat(run(config(yaml.formatted("a", state) + source(first, "g-a") + tail), 100, new ByteArrayOutputStream())
+                .messagesConsumed()).isEqualTo(100);
+        assertThatThrownBy(() -> run(config(yaml.formatted("b", state) + source(second, "g-b") + tail), 100, new ByteArrayOutputStream()))
+                .isInstanceOfSatisfying(MallardException.class, e -> assertThat(e.errorCode()).isEqualTo(ErrorCode.USER_STATE_MISMATCH))
+                .hasMessageContaining(state.toString())
+                .hasMessageContaining("name=a").hasMessageContaining(first).hasMessageContaining("group=g-a")
+                .hasMessageContaining("name=b").hasMessageContaining(second).hasMessageContaining("group=g-b");
+        assertThat(row(state, "SELECT sum(next_offset) FROM sqlflow_offsets")).containsExactly(200L);
+    }
+
+    @Test
     void aMaterializedViewCreatedByTheCommandsMovesWithEveryBatchAndAcrossARestart() throws Exception {
         String in = topic(2);
         Path state = dir.resolve("views").resolve("events.duckdb");
