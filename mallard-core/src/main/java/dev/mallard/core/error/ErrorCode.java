@@ -69,6 +69,8 @@ public enum ErrorCode {
             "A command-line argument is missing or malformed."),
     SYSTEM_SOURCE_FAILED("system.source.failed", ExitCode.SYSTEM_FAULT,
             "The source failed: the broker refused the consumer or the connection broke beyond its retries."),
+    SYSTEM_SOURCE_UNREACHABLE("system.source.unreachable", ExitCode.SINK_UNREACHABLE,
+            "No Kafka broker of the source answered for pipeline.source.kafka.unreachable_deadline_seconds."),
     SYSTEM_SINK_UNREACHABLE("system.sink.unreachable", ExitCode.SINK_UNREACHABLE,
             "The sink's service could not be reached within the retry ladder."),
     SYSTEM_SINK_WRITE_FAILED("system.sink.write_failed", ExitCode.SYSTEM_FAULT,

@@ -39,6 +39,7 @@ public final class RetryingSink implements Sink {
     private final Ladder ladder;
     private final RetryListener listener;
     private ResultTable pending;
+    private volatile boolean retrying;
 
     public RetryingSink(Sink sink, Ladder ladder, RetryListener listener) {
         this.sink = requireNonNull(sink, "sink is null");
@@ -65,8 +66,13 @@ public final class RetryingSink implements Sink {
             try {
                 sink.write(batch);
                 sink.flush();
+                if (retrying) {
+                    LOG.info("sink reachable again attempt={}", attempt);
+                    retrying = false;
+                }
                 return;
             } catch (MallardException e) {
+                retrying = e.errorCode() == ErrorCode.SYSTEM_SINK_UNREACHABLE;
                 boolean retriable = e.errorCode() == ErrorCode.SYSTEM_SINK_UNREACHABLE;
                 boolean timeLeft = System.nanoTime() + backoff.toNanos() < deadline;
                 if (!retriable || attempt >= ladder.maxAttempts() || !timeLeft) {
@@ -82,6 +88,11 @@ public final class RetryingSink implements Sink {
                 backoff = backoff.multipliedBy(2).compareTo(ladder.maxBackoff()) > 0 ? ladder.maxBackoff() : backoff.multipliedBy(2);
             }
         }
+    }
+
+    /** True while the sink's service is not answering and a flush is being retried. Read from other threads (/healthz). */
+    public boolean unreachable() {
+        return retrying;
     }
 
     private static void sleep(Duration backoff) {
