@@ -337,6 +337,9 @@ public final class PipelineRunner implements AutoCloseable {
             int want = (int) Math.min(batchSize - batch.size(), remaining - batch.size());
             List<Message> polled = source.poll(Duration.ofNanos(Math.min(left, POLL_SLICE.toNanos())), want);
             Set<Partition> revoked = source.takeRevoked();
+            // Their lag is the next owner's to report (an eager rebalance gives most straight back: the next batch's
+            // lag puts those back).
+            revoked.forEach(partition -> metrics.partitionRevoked(partition.topic(), partition.partition()));
             if (!revoked.isEmpty()) {
                 // A rebalance took these partitions during the gather; whoever reads them next (this pipeline
                 // too, from its last committed offset) reads these messages again, so they leave the batch.

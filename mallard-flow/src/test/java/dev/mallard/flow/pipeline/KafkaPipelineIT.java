@@ -286,6 +286,51 @@ class KafkaPipelineIT {
         assertThat(row(state, "SELECT sum(next_offset) FROM sqlflow_offsets")).containsExactly(200L);
     }
 
+    private static long lagSeries(PipelineRunner runner) {
+        return runner.scrape().lines().filter(line -> line.startsWith("consumer_lag_messages{")).count();
+    }
+
+    private static void await(java.util.function.BooleanSupplier condition, String what) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (!condition.getAsBoolean() && System.nanoTime() < deadline) {
+            Thread.sleep(100); // polling a condition, bounded by the deadline
+        }
+        assertThat(condition.getAsBoolean()).as(what).isTrue();
+    }
+
+    @Test
+    void theLagGaugeOfAPartitionARebalanceTakesAwayIsDropped() throws Exception {
+        String in = topic(2);
+        publish(in, cityEvents(200, 0));
+        PipelineConfig config = config("""
+                pipeline:
+                  batch_size: 10
+                  flush_interval_seconds: 1
+                """ + source(in, "g-lag-" + in) + """
+                  handler:
+                    type: handlers.InferredMemBatch
+                    sql: SELECT count(*) AS n FROM batch
+                  sink:
+                    type: noop
+                """);
+        try (PipelineRunner a = new PipelineRunner(config, ConfigEnvironment.from(Map.of()), new PipelineRunner.Options(0, new ByteArrayOutputStream()));
+                PipelineRunner b = new PipelineRunner(config, ConfigEnvironment.from(Map.of()), new PipelineRunner.Options(0, new ByteArrayOutputStream()))) {
+            Thread runningA = Thread.ofPlatform().name("worker-a").start(a::run);
+            await(() -> lagSeries(a) == 2, "worker A reports the lag of both partitions");
+            Thread runningB = Thread.ofPlatform().name("worker-b").start(b::run);
+            await(() -> {
+                publish(in, cityEvents(20, 0));
+                return b.scrape().contains("consumer_lag_messages{") && lagSeries(a) == 1;
+            }, "once B holds a partition, A reports only the one it kept");
+            assertThat(lagSeries(b)).isEqualTo(1);
+            a.requestStop();
+            b.requestStop();
+            runningA.join(Duration.ofSeconds(60));
+            runningB.join(Duration.ofSeconds(60));
+            assertThat(runningA.isAlive() || runningB.isAlive()).isFalse();
+        }
+    }
+
     @Test
     void aMaterializedViewCreatedByTheCommandsMovesWithEveryBatchAndAcrossARestart() throws Exception {
         String in = topic(2);
