@@ -258,7 +258,14 @@ public final class PipelineRunner implements AutoCloseable {
                     }
                     metrics.messagesRead(batch.size(), bytes, readNanos);
                     metrics.phase(Phase.SOURCE_READ, readNanos);
-                    batcher.process(batch, source);
+                    try {
+                        batcher.process(batch, source);
+                    } catch (RuntimeException e) {
+                        // --stats-json of a failed run: the messages it read and the error that stopped it.
+                        consumed += batch.size();
+                        errors += 1;
+                        throw e;
+                    }
                     syncViews(views);
                     if (source instanceof KafkaSource kafka) {
                         kafka.lag().forEach((partition, lag) -> metrics.consumerLag(partition.topic(), partition.partition(), lag));

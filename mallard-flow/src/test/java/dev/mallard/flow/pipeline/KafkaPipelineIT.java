@@ -286,6 +286,31 @@ class KafkaPipelineIT {
         assertThat(row(state, "SELECT sum(next_offset) FROM sqlflow_offsets")).containsExactly(200L);
     }
 
+    @Test
+    void aRunThatFailsReportsTheMessagesItReadAndTheErrorThatStoppedIt() throws Exception {
+        String in = topic(1);
+        List<String> values = new ArrayList<>(cityEvents(25, 0));
+        values.add("not json");
+        publish(in, values);
+        PipelineConfig config = config("""
+                pipeline:
+                  batch_size: 10
+                  flush_interval_seconds: 1
+                """ + source(in, "g-fails-" + in) + """
+                  handler:
+                    type: handlers.InferredMemBatch
+                    sql: SELECT count(*) AS n FROM batch
+                  sink:
+                    type: noop
+                """);
+        try (PipelineRunner runner = new PipelineRunner(config, ConfigEnvironment.from(Map.of()), new PipelineRunner.Options(0, new ByteArrayOutputStream()))) {
+            assertThatThrownBy(() -> BoundedRun.run(runner))
+                    .isInstanceOfSatisfying(MallardException.class, e -> assertThat(e.errorCode()).isEqualTo(ErrorCode.USER_HANDLER_PARSE_FAILED));
+            // What --stats-json writes: every message read, the failed batch's included, and the error that stopped the run.
+            assertThat(runner.outcome()).isEqualTo(new PipelineRunner.Outcome(26, 1));
+        }
+    }
+
     private static long lagSeries(PipelineRunner runner) {
         return runner.scrape().lines().filter(line -> line.startsWith("consumer_lag_messages{")).count();
     }
