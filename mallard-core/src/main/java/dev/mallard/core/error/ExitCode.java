@@ -6,7 +6,7 @@ public enum ExitCode {
     SYSTEM_FAULT(1, "A fault in the environment or in Mallard itself."),
     USAGE(2, "The command line itself is malformed (unknown command or option)."),
     USER_FAULT(10, "A fault the user must fix: configuration, SQL or input data."),
-    SINK_UNREACHABLE(12, "The sink could not be reached within its retry ladder."),
+    SINK_UNREACHABLE(12, "The sink could not be reached within its retry ladder, or the source's brokers within their deadline."),
     INCOMPLETE_DRAIN(15, "A shutdown could not write and commit the buffered batch within the drain deadline.");
 
     private final int code;

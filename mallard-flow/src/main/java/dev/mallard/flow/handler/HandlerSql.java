@@ -22,16 +22,33 @@ final class HandlerSql {
             "SUMMARIZE", "DESCRIBE", "SHOW", "PIVOT", "UNPIVOT");
 
     private final DuckDBConnection connection;
+    private final String text;
     private final List<SqlScript.Statement> statements;
     private final boolean endsInQuery;
 
-    HandlerSql(DuckDBConnection connection, String sql) {
+    HandlerSql(DuckDBConnection connection, String sql, boolean batchTransaction) {
         this.connection = requireNonNull(connection, "connection is null");
-        this.statements = SqlScript.split(requireNonNull(sql, "sql is null"));
-        if (statements.isEmpty()) {
+        this.text = requireNonNull(sql, "sql is null");
+        List<SqlScript.Statement> all = SqlScript.split(sql);
+        if (all.isEmpty()) {
             throw new MallardException(ErrorCode.USER_CONFIG_INVALID, "pipeline.handler.sql is empty; give it the query to run over each batch");
         }
+        // Inside the batch's transaction the handler's own BEGIN and COMMIT would fail (DuckDB does not nest them);
+        // the batch's transaction already makes its statements one, committed with the offsets.
+        this.statements = batchTransaction ? all.stream().filter(statement -> !isTransactionBoundary(statement)).toList() : all;
+        if (statements.isEmpty()) {
+            throw new MallardException(ErrorCode.USER_CONFIG_INVALID, "pipeline.handler.sql holds only BEGIN and COMMIT; give it the query to run over each batch");
+        }
         this.endsInQuery = isQuery(statements.getLast());
+    }
+
+    /** The SQL as configured. */
+    String text() {
+        return text;
+    }
+
+    private static boolean isTransactionBoundary(SqlScript.Statement statement) {
+        return Set.of("BEGIN", "COMMIT", "END").contains(statement.keyword()) || statement.words(2).equals("START TRANSACTION");
     }
 
     static boolean isQuery(SqlScript.Statement statement) {

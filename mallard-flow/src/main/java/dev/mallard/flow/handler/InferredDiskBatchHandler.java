@@ -31,9 +31,9 @@ final class InferredDiskBatchHandler implements Handler {
     private final Set<String> warnedKeys = new HashSet<>();
     private final HandlerSql sql;
 
-    InferredDiskBatchHandler(DuckDBConnection connection, Path cacheDir, String sql, RecordColumns records) {
+    InferredDiskBatchHandler(DuckDBConnection connection, Path cacheDir, HandlerSql sql, RecordColumns records) {
         this.connection = requireNonNull(connection, "connection is null");
-        if (!records.forInferred(sql).isEmpty()) {
+        if (!records.forInferred(sql.text()).isEmpty()) {
             throw new MallardException(ErrorCode.USER_CONFIG_INVALID, "handlers.InferredDiskBatch reads the staged JSON "
                     + "alone, so it cannot expose kafka_topic, kafka_partition, kafka_offset or a configured event_time; "
                     + "use handlers.InferredMemBatch or handlers.StructuredBatch for them");
@@ -46,7 +46,7 @@ final class InferredDiskBatchHandler implements Handler {
         }
         // One file per handler, so pipelines sharing a cache directory do not overwrite each other's batches.
         this.stagingFile = cacheDir.resolve("mallard-batch-" + UUID.randomUUID() + ".jsonl");
-        this.sql = new HandlerSql(connection, sql);
+        this.sql = requireNonNull(sql, "sql is null");
     }
 
     @Override

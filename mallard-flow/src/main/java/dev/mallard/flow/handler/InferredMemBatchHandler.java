@@ -27,11 +27,11 @@ final class InferredMemBatchHandler implements Handler {
     private final Set<String> warnedKeys = new HashSet<>();
     private final List<Column> recordColumns;
 
-    InferredMemBatchHandler(DuckDBConnection connection, String sql, RecordColumns records) {
+    InferredMemBatchHandler(DuckDBConnection connection, HandlerSql sql, RecordColumns records) {
         requireNonNull(connection, "connection is null");
         this.loader = new JsonBatchLoader(connection, Message::position, records);
-        this.sql = new HandlerSql(connection, sql);
-        this.recordColumns = records.forInferred(sql);
+        this.sql = requireNonNull(sql, "sql is null");
+        this.recordColumns = records.forInferred(sql.text());
     }
 
     @Override

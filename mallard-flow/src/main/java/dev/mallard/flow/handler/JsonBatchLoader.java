@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import dev.mallard.core.sql.TableName;
 import dev.mallard.flow.source.Message;
 import java.nio.charset.StandardCharsets;
 import java.sql.PreparedStatement;
@@ -74,6 +75,11 @@ public final class JsonBatchLoader implements AutoCloseable {
      * @throws BadMessagesException when messages do not fit; nothing is inserted then
      */
     public long load(List<Message> batch, String targetTable, List<Column> columns) {
+        return load(batch, TableName.of(requireNonNull(targetTable, "targetTable is null")), columns);
+    }
+
+    /** {@link #load(List, String, List)} into a table that may be qualified by its schema or database. */
+    public long load(List<Message> batch, TableName targetTable, List<Column> columns) {
         requireNonNull(batch, "batch is null");
         requireNonNull(targetTable, "targetTable is null");
         requireColumns(columns);
@@ -85,7 +91,7 @@ public final class JsonBatchLoader implements AutoCloseable {
             names.append(SqlText.identifier(column.name()));
         }
         Extraction extraction = new Extraction(columns, false, records);
-        String sql = "INSERT INTO " + SqlText.identifier(targetTable) + " (" + names + ") "
+        String sql = "INSERT INTO " + targetTable.quoted() + " (" + names + ") "
                 + extraction.select("line", "FROM " + ArrowLines.VIEW);
         return run(batch, extraction, sql, "table \"" + targetTable + "\"");
     }
@@ -116,11 +122,16 @@ public final class JsonBatchLoader implements AutoCloseable {
 
     /** The columns of a table and their DuckDB types, in table order, as {@code DESCRIBE} reports them. */
     public static List<Column> describe(DuckDBConnection connection, String table) {
+        return describe(connection, TableName.of(requireNonNull(table, "table is null")));
+    }
+
+    /** {@link #describe(DuckDBConnection, String)} of a table that may be qualified by its schema or database. */
+    public static List<Column> describe(DuckDBConnection connection, TableName table) {
         requireNonNull(connection, "connection is null");
         requireNonNull(table, "table is null");
         List<Column> columns = new ArrayList<>();
         try (Statement statement = connection.createStatement();
-                ResultSet rows = statement.executeQuery("DESCRIBE " + SqlText.identifier(table))) {
+                ResultSet rows = statement.executeQuery("DESCRIBE " + table.quoted())) {
             while (rows.next()) {
                 columns.add(new Column(rows.getString("column_name"), rows.getString("column_type")));
             }

@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import dev.mallard.core.sql.TableName;
 import dev.mallard.flow.sink.ResultTable;
 import dev.mallard.flow.source.Message;
 import java.sql.SQLException;
@@ -17,16 +18,16 @@ import org.duckdb.DuckDBConnection;
  */
 final class StructuredBatchHandler implements Handler {
     private final DuckDBConnection connection;
-    private final String table;
+    private final TableName table;
     private final List<Column> columns;
     private final JsonBatchLoader loader;
     private final HandlerSql sql;
 
-    StructuredBatchHandler(DuckDBConnection connection, String table, String sql, RecordColumns records) {
+    StructuredBatchHandler(DuckDBConnection connection, String table, HandlerSql sql, RecordColumns records) {
         this.connection = requireNonNull(connection, "connection is null");
-        this.table = requireNonNull(table, "table is null");
+        this.table = TableName.parse(connection, requireNonNull(table, "table is null"), "pipeline.handler.table");
         try {
-            this.columns = JsonBatchLoader.describe(connection, table);
+            this.columns = JsonBatchLoader.describe(connection, this.table);
         } catch (MallardException e) {
             throw new MallardException(ErrorCode.USER_CONFIG_INVALID, "pipeline.handler.table: " + e.getMessage()
                     + "; declare the table in `commands` (CREATE TABLE " + table + " (...))", e);
@@ -37,13 +38,13 @@ final class StructuredBatchHandler implements Handler {
                     + table + " has no event_time column; add `event_time TIMESTAMPTZ` to its CREATE TABLE");
         }
         this.loader = new JsonBatchLoader(connection, Message::position, records);
-        this.sql = new HandlerSql(connection, sql);
+        this.sql = requireNonNull(sql, "sql is null");
     }
 
     @Override
     public void write(List<Message> batch) {
         try (Statement statement = connection.createStatement()) {
-            statement.execute("TRUNCATE " + table);
+            statement.execute("TRUNCATE " + table.quoted());
         } catch (SQLException e) {
             throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot truncate " + table + ": " + e.getMessage(), e);
         }

@@ -8,8 +8,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import org.apache.kafka.clients.CommonClientConfigs;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.common.config.SaslConfigs;
 import org.apache.kafka.common.config.SslConfigs;
 
@@ -63,7 +69,8 @@ public final class KafkaClientSettings {
                 properties.put(SslConfigs.SSL_KEYSTORE_TYPE_CONFIG, "PEM");
                 properties.put(SslConfigs.SSL_KEYSTORE_CERTIFICATE_CHAIN_CONFIG, read(certificate.get(), where + ".ssl.certificate_location"));
                 properties.put(SslConfigs.SSL_KEYSTORE_KEY_CONFIG, keyPem);
-                text(ssl, "key_password").ifPresent(password -> properties.put(SslConfigs.SSL_KEY_PASSWORD_CONFIG, password));
+                // An unencrypted key has no password: SQLFlow (librdkafka) ignores key_password then, while Kafka's Java
+                // client would try to decrypt the key with it and fail. An encrypted key was refused above.
             }
             if ("none".equals(ssl.path("endpoint_identification_algorithm").asText())) {
                 properties.put(SslConfigs.SSL_ENDPOINT_IDENTIFICATION_ALGORITHM_CONFIG, "");
@@ -83,6 +90,63 @@ public final class KafkaClientSettings {
                     + "\" password=\"" + jaasEscape(sasl.path("password").asText()) + "\";");
         }
         return properties;
+    }
+
+    /** A consumer of these properties; a setting the client refuses is a user error naming the config key. */
+    public static <K, V> KafkaConsumer<K, V> consumer(Properties properties, JsonNode block, String where,
+            Deserializer<K> keys, Deserializer<V> values) {
+        try {
+            return new KafkaConsumer<>(properties, keys, values);
+        } catch (KafkaException e) {
+            throw refused(e, block, where);
+        }
+    }
+
+    /** A producer of these properties; a setting the client refuses is a user error naming the config key. */
+    public static <K, V> KafkaProducer<K, V> producer(Properties properties, JsonNode block, String where,
+            Serializer<K> keys, Serializer<V> values) {
+        try {
+            return new KafkaProducer<>(properties, keys, values);
+        } catch (KafkaException e) {
+            throw refused(e, block, where);
+        }
+    }
+
+    // Kafka's property names, most specific first, and the config keys they come from.
+    private static final List<Map.Entry<String, String>> KEYS = List.of(
+            Map.entry("truststore", "ssl.ca_location"),
+            Map.entry("certificate", "ssl.certificate_location"),
+            Map.entry("keystore", "ssl.certificate_location and ssl.key_location"),
+            Map.entry("key.password", "ssl.key_location"),
+            Map.entry("private key", "ssl.key_location"),
+            Map.entry("sasl", "sasl"),
+            Map.entry("jaas", "sasl"),
+            Map.entry("ssl", "ssl"),
+            Map.entry("security.protocol", "security_protocol"),
+            Map.entry("bootstrap", "brokers"));
+
+    private static MallardException refused(KafkaException e, JsonNode block, String where) {
+        StringBuilder causes = new StringBuilder();
+        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+            if (cause.getMessage() != null && !causes.toString().contains(cause.getMessage())) {
+                causes.append(causes.isEmpty() ? "" : ": ").append(cause.getMessage());
+            }
+        }
+        String text = redact(causes.toString(), block);
+        String lower = text.toLowerCase(java.util.Locale.ROOT);
+        String key = KEYS.stream().filter(entry -> lower.contains(entry.getKey())).map(Map.Entry::getValue).findFirst().orElse("");
+        return new MallardException(ErrorCode.USER_CONFIG_INVALID, (key.isEmpty() ? where : where + "." + key)
+                + ": the Kafka client refuses this setting: " + text + "; check the file it names and its format (PEM)", e);
+    }
+
+    private static String redact(String text, JsonNode block) {
+        String redacted = text;
+        for (String secret : List.of(block.path("sasl").path("password").asText(""), block.path("ssl").path("key_password").asText(""))) {
+            if (!secret.isEmpty()) {
+                redacted = redacted.replace(secret, "***");
+            }
+        }
+        return redacted;
     }
 
     private static String jaasEscape(String value) {

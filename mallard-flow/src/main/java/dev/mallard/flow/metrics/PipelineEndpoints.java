@@ -54,7 +54,16 @@ public final class PipelineEndpoints implements AutoCloseable {
      */
     public static PipelineEndpoints start(String host, int port, MetricsRegistry metrics, BooleanSupplier running,
             Optional<Supplier<String>> stats) {
-        Routes routes = new Routes(metrics, running, stats);
+        return start(host, port, metrics, () -> running.getAsBoolean() ? Optional.empty() : Optional.of("stopping"), stats);
+    }
+
+    /**
+     * {@link #start(String, int, MetricsRegistry, BooleanSupplier, Optional)} with the reason the pipeline is not
+     * healthy ({@code stopping}, {@code source_unreachable}), empty while it is: 503 with that status, else 200.
+     */
+    public static PipelineEndpoints start(String host, int port, MetricsRegistry metrics, Supplier<Optional<String>> unhealthy,
+            Optional<Supplier<String>> stats) {
+        Routes routes = new Routes(metrics, unhealthy, stats);
         return new PipelineEndpoints(HttpEndpoints.start(host, port, routes::declare));
     }
 
@@ -72,12 +81,12 @@ public final class PipelineEndpoints implements AutoCloseable {
         private static final String JSON = "application/json";
 
         private final MetricsRegistry metrics;
-        private final BooleanSupplier running;
+        private final Supplier<Optional<String>> unhealthy;
         private final Optional<Supplier<String>> stats;
 
-        Routes(MetricsRegistry metrics, BooleanSupplier running, Optional<Supplier<String>> stats) {
+        Routes(MetricsRegistry metrics, Supplier<Optional<String>> unhealthy, Optional<Supplier<String>> stats) {
             this.metrics = requireNonNull(metrics, "metrics is null");
-            this.running = requireNonNull(running, "running is null");
+            this.unhealthy = requireNonNull(unhealthy, "unhealthy is null");
             this.stats = requireNonNull(stats, "stats is null");
         }
 
@@ -99,10 +108,11 @@ public final class PipelineEndpoints implements AutoCloseable {
 
         private void healthz(ServerRequest request, ServerResponse response) {
             response.header(HeaderNames.CONTENT_TYPE, JSON);
-            if (running.getAsBoolean()) {
+            Optional<String> problem = unhealthy.get();
+            if (problem.isEmpty()) {
                 response.send("{\"status\":\"ok\"}");
             } else {
-                response.status(Status.SERVICE_UNAVAILABLE_503).send("{\"status\":\"stopping\"}");
+                response.status(Status.SERVICE_UNAVAILABLE_503).send("{\"status\":\"" + problem.get() + "\"}");
             }
         }
 

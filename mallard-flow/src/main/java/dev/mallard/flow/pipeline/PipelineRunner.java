@@ -31,6 +31,7 @@ import dev.mallard.flow.source.Source;
 import dev.mallard.flow.source.webhook.WebhookSource;
 import dev.mallard.flow.source.websocket.WebSocketSource;
 import dev.mallard.flow.state.OffsetStore;
+import dev.mallard.flow.state.PipelineIdentity;
 import dev.mallard.flow.window.TumblingWindow;
 import dev.mallard.flow.window.WindowMetrics;
 import dev.mallard.views.MaterializedViews;
@@ -99,8 +100,11 @@ public final class PipelineRunner implements AutoCloseable {
     private final MetricsRegistry registry = new MetricsRegistry();
     private volatile boolean stopRequested;
     private volatile PipelineEndpoints endpoints;
+    private volatile Source openSource;
+    private volatile RetryingSink openSink;
     private PipelineMetrics metrics;
     private long consumed;
+    private boolean sourceReachable = true;
     private long errors;
     // Per partition, the next offset this run processed up to (partitions a rebalance moved away leave it).
     private final Map<Partition, Long> processed = new HashMap<>();
@@ -156,6 +160,19 @@ public final class PipelineRunner implements AutoCloseable {
         return new Outcome(consumed, errors);
     }
 
+    /** Why /healthz answers 503, empty while it answers ok. */
+    private Optional<String> unhealthy() {
+        if (stopRequested) {
+            return Optional.of("stopping");
+        }
+        Source source = openSource;
+        if (source != null && source.unreachable().isPresent()) {
+            return Optional.of("source_unreachable");
+        }
+        RetryingSink sink = openSink;
+        return sink != null && sink.unreachable() ? Optional.of("sink_unreachable") : Optional.empty();
+    }
+
     /** The port /metrics is served on, once the run has started it. */
     public Optional<Integer> metricsPort() {
         PipelineEndpoints current = endpoints;
@@ -194,20 +211,23 @@ public final class PipelineRunner implements AutoCloseable {
 
     private void consume(Engine engine, Optional<Path> statePath, PipelineMetrics metrics, Optional<MaterializedViews> views) {
         PipelineConfig.Pipeline pipeline = config.pipeline();
-        Optional<OffsetStore> offsets = statePath.map(ignored -> new OffsetStore(engine.connection()));
+        Optional<OffsetStore> offsets = statePath.map(path -> new OffsetStore(engine.connection(), PipelineIdentity.of(config), path));
         Optional<StateStats> stats = statePath.map(path -> new StateStats(engine, path));
         try (PipelineEndpoints served = options.metricsPort()
-                        .map(port -> PipelineEndpoints.start(PipelineEndpoints.DEFAULT_HOST, port, registry, () -> !stopRequested,
+                        .map(port -> PipelineEndpoints.start(PipelineEndpoints.DEFAULT_HOST, port, registry, this::unhealthy,
                                 stats.map(s -> (java.util.function.Supplier<String>) s::json)))
                         .orElse(null);
                 StateStats closingStats = stats.orElse(null);
                 Source source = sources.open(config, partition -> offsets.flatMap(store -> store.next(partition)));
-                Handler handler = Handlers.create(pipeline.handler(), RecordColumns.of(pipeline.source()), engine.connection(), environment);
-                Sink sink = new RetryingSink(Sinks.create(pipeline.sink(), options.console(), engine.allocator()),
+                Handler handler = Handlers.create(pipeline.handler(), RecordColumns.of(pipeline.source()), engine.connection(), environment,
+                        statePath.isPresent());
+                RetryingSink sink = new RetryingSink(Sinks.create(pipeline.sink(), options.console(), engine.allocator()),
                         RetryingSink.Ladder.of(pipeline.sink().retry()), metrics::sinkRetry);
                 Sink dlq = pipeline.onError().dlq().map(d -> Sinks.create(d, options.console(), engine.allocator())).orElse(null);
                 TumblingWindow window = openWindow(engine, metrics)) {
             endpoints = served;
+            openSource = source;
+            openSink = sink;
             if (source instanceof MeteredSource metered) {
                 metered.registerMeters(registry, pipeline.name());
             }
@@ -226,6 +246,11 @@ public final class PipelineRunner implements AutoCloseable {
                     window.follow(source.assignment(), System.nanoTime());
                 }
                 long readNanos = System.nanoTime() - reading;
+                boolean reachable = source.unreachable().isEmpty();
+                if (sourceReachable && !reachable) {
+                    metrics.error(ErrorCode.SYSTEM_SOURCE_UNREACHABLE, Phase.SOURCE_READ);
+                }
+                sourceReachable = reachable;
                 if (!batch.isEmpty()) {
                     long bytes = 0;
                     for (Message message : batch) {
@@ -233,7 +258,14 @@ public final class PipelineRunner implements AutoCloseable {
                     }
                     metrics.messagesRead(batch.size(), bytes, readNanos);
                     metrics.phase(Phase.SOURCE_READ, readNanos);
-                    batcher.process(batch, source);
+                    try {
+                        batcher.process(batch, source);
+                    } catch (RuntimeException e) {
+                        // --stats-json of a failed run: the messages it read and the error that stopped it.
+                        consumed += batch.size();
+                        errors += 1;
+                        throw e;
+                    }
                     syncViews(views);
                     if (source instanceof KafkaSource kafka) {
                         kafka.lag().forEach((partition, lag) -> metrics.consumerLag(partition.topic(), partition.partition(), lag));
@@ -312,6 +344,9 @@ public final class PipelineRunner implements AutoCloseable {
             int want = (int) Math.min(batchSize - batch.size(), remaining - batch.size());
             List<Message> polled = source.poll(Duration.ofNanos(Math.min(left, POLL_SLICE.toNanos())), want);
             Set<Partition> revoked = source.takeRevoked();
+            // Their lag is the next owner's to report (an eager rebalance gives most straight back: the next batch's
+            // lag puts those back).
+            revoked.forEach(partition -> metrics.partitionRevoked(partition.topic(), partition.partition()));
             if (!revoked.isEmpty()) {
                 // A rebalance took these partitions during the gather; whoever reads them next (this pipeline
                 // too, from its last committed offset) reads these messages again, so they leave the batch.

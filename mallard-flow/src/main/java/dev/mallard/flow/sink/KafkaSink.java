@@ -34,6 +34,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 public final class KafkaSink implements Sink {
     private final KafkaProducer<byte[], byte[]> producer;
     private final String topic;
+    private final String brokers;
     private final Optional<String> keyColumn;
     private final BufferAllocator allocator;
     private final ByteArrayOutputStream rows = new ByteArrayOutputStream(1 << 16);
@@ -44,6 +45,7 @@ public final class KafkaSink implements Sink {
         requireNonNull(block, "block is null");
         this.allocator = requireNonNull(allocator, "allocator is null");
         this.topic = block.path("topic").asText();
+        this.brokers = String.join(",", KafkaClientSettings.brokers(block));
         this.keyColumn = block.path("key").isTextual() ? Optional.of(block.path("key").asText()) : Optional.empty();
         Properties properties = KafkaClientSettings.common(block, "pipeline.sink.kafka");
         int deadlineMillis = retry.path("deadline_seconds").asInt(10) * 1000;
@@ -54,7 +56,7 @@ public final class KafkaSink implements Sink {
         properties.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, Integer.toString(deadlineMillis));
         properties.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, Integer.toString(Math.min(deadlineMillis, 30_000)));
         properties.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, Integer.toString(Math.max(deadlineMillis, Math.min(deadlineMillis, 30_000) + 5)));
-        this.producer = new KafkaProducer<>(properties, new ByteArraySerializer(), new ByteArraySerializer());
+        this.producer = KafkaClientSettings.producer(properties, block, "pipeline.sink.kafka", new ByteArraySerializer(), new ByteArraySerializer());
     }
 
     @Override
@@ -71,7 +73,8 @@ public final class KafkaSink implements Sink {
         byte[] all = rows.toByteArray();
         int start = 0;
         int row = 0;
-        for (int i = 0; i < all.length; i++) {
+        for (int i = 0; i < all.length && failure.get() == null; i++) {
+            // After the first failure the batch has failed: sending on would wait max.block.ms again for every row.
             if (all[i] == '\n') {
                 byte[] value = java.util.Arrays.copyOfRange(all, start, i);
                 byte[] key = keys == null ? null : keys.get(row);
@@ -117,7 +120,7 @@ public final class KafkaSink implements Sink {
         if (failed != null) {
             boolean unreachable = failed instanceof RetriableException || failed instanceof org.apache.kafka.common.errors.TimeoutException;
             throw new MallardException(unreachable ? ErrorCode.SYSTEM_SINK_UNREACHABLE : ErrorCode.SYSTEM_SINK_WRITE_FAILED,
-                    "kafka sink: topic " + topic + ": " + failed.getMessage(), failed);
+                    "kafka sink: topic " + topic + " at " + brokers + ": " + failed.getMessage(), failed);
         }
     }
 

@@ -37,6 +37,11 @@ public final class KafkaSource implements Source {
     private static final Logger LOG = LoggerFactory.getLogger(KafkaSource.class);
     private static final Duration COMMIT_TIMEOUT = Duration.ofSeconds(30);
     private static final Duration END_OFFSETS_TIMEOUT = Duration.ofSeconds(3);
+    // While no record arrives, how often the brokers are asked for metadata (a request that always goes to a broker)
+    // to tell an idle topic from brokers that do not answer, and how long each ask may take.
+    private static final Duration PROBE_EVERY = Duration.ofSeconds(5);
+    private static final Duration PROBE_TIMEOUT = Duration.ofSeconds(2);
+    private static final int DEFAULT_UNREACHABLE_DEADLINE_SECONDS = 60;
 
     private final KafkaConsumer<byte[], byte[]> consumer;
     private final ArrayDeque<ConsumerRecord<byte[], byte[]>> buffered = new ArrayDeque<>();
@@ -52,6 +57,11 @@ public final class KafkaSource implements Source {
     private final Map<Partition, Long> processed = new HashMap<>();
     private final Map<Partition, Long> justRevoked = new HashMap<>();
     private final Set<Partition> movedAway = new HashSet<>();
+    private final String brokers;
+    private final Duration unreachableDeadline;
+    private long lastProbeNanos;
+    private long unreachableSinceNanos;
+    private volatile String unreachableCause;
 
     /**
      * @param storedOffsets the next offset per partition recorded in the pipeline's state, applied on assignment
@@ -73,6 +83,11 @@ public final class KafkaSource implements Source {
         requireNonNull(storedOffsets, "storedOffsets is null");
         this.where = "pipeline.source.kafka";
         Properties properties = KafkaClientSettings.common(block, where);
+        this.brokers = String.join(",", KafkaClientSettings.brokers(block));
+        this.unreachableDeadline = Duration.ofSeconds(block.path("unreachable_deadline_seconds").asInt(DEFAULT_UNREACHABLE_DEADLINE_SECONDS));
+        // Every blocking call without a timeout of its own (committed offsets on assignment, positions) is bounded.
+        properties.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, Long.toString(Math.min(30_000, unreachableDeadline.toMillis())));
+        this.lastProbeNanos = System.nanoTime() - PROBE_EVERY.toNanos();
         properties.put(ConsumerConfig.GROUP_ID_CONFIG, block.path("group_id").asText());
         properties.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, block.path("auto_offset_reset").asText("earliest"));
         boolean latest = "latest".equals(block.path("auto_offset_reset").asText("earliest"));
@@ -83,7 +98,7 @@ public final class KafkaSource implements Source {
         properties.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, Integer.toString(fetch.path("max_partition_bytes").asInt(1 << 20)));
         properties.put(ConsumerConfig.CLIENT_ID_CONFIG, "mallard-" + block.path("group_id").asText());
         instanceId.ifPresent(id -> properties.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, id));
-        this.consumer = new KafkaConsumer<>(properties, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        this.consumer = KafkaClientSettings.consumer(properties, block, where, new ByteArrayDeserializer(), new ByteArrayDeserializer());
         List<String> topics = new ArrayList<>();
         block.path("topics").forEach(topic -> topics.add(topic.asText()));
         consumer.subscribe(topics, new ConsumerRebalanceListener() {
@@ -161,8 +176,22 @@ public final class KafkaSource implements Source {
         if (buffered.isEmpty()) {
             try {
                 consumer.poll(timeout).forEach(buffered::add);
+                if (!buffered.isEmpty()) {
+                    answered();
+                } else if (System.nanoTime() - lastProbeNanos >= PROBE_EVERY.toNanos()) {
+                    probe();
+                }
+            } catch (org.apache.kafka.common.errors.AuthenticationException e) {
+                notAnswered("the brokers refused the security settings (" + e.getMessage() + "); check " + where
+                        + ".security_protocol, .ssl and .sasl");
             } catch (KafkaException e) {
                 throw new MallardException(ErrorCode.SYSTEM_SOURCE_FAILED, "kafka source: " + e.getMessage(), e);
+            }
+            String cause = unreachableCause;
+            if (cause != null && System.nanoTime() - unreachableSinceNanos >= unreachableDeadline.toNanos()) {
+                throw new MallardException(ErrorCode.SYSTEM_SOURCE_UNREACHABLE, "kafka source: the brokers " + brokers
+                        + " did not answer for " + unreachableDeadline.toSeconds() + " s (" + where
+                        + ".unreachable_deadline_seconds): " + cause);
             }
         }
         List<Message> messages = new ArrayList<>(Math.min(max, buffered.size()));
@@ -172,6 +201,44 @@ public final class KafkaSource implements Source {
                     record.value() == null ? new byte[0] : record.value()));
         }
         return messages;
+    }
+
+    /** Asks a broker for metadata, bounded: the answer, or its absence, is the source's reachability. */
+    private void probe() {
+        lastProbeNanos = System.nanoTime();
+        try {
+            consumer.listTopics(PROBE_TIMEOUT);
+            answered();
+        } catch (org.apache.kafka.common.errors.AuthenticationException e) {
+            notAnswered("the brokers refused the security settings (" + e.getMessage() + "); check " + where
+                    + ".security_protocol, .ssl and .sasl");
+        } catch (org.apache.kafka.common.errors.TimeoutException e) {
+            notAnswered("no broker answered within " + PROBE_TIMEOUT.toSeconds() + " s (is one listening at " + brokers + "?)");
+        } catch (KafkaException e) {
+            notAnswered(e.toString());
+        }
+    }
+
+    private void answered() {
+        if (unreachableCause != null) {
+            LOG.info("kafka source reaches its brokers again brokers={} after_seconds={}", brokers,
+                    Duration.ofNanos(System.nanoTime() - unreachableSinceNanos).toSeconds());
+            unreachableCause = null;
+        }
+    }
+
+    private void notAnswered(String cause) {
+        if (unreachableCause == null) {
+            unreachableSinceNanos = System.nanoTime();
+            LOG.warn("kafka source cannot reach its brokers brokers={} deadline_seconds={} cause={}", brokers,
+                    unreachableDeadline.toSeconds(), cause);
+        }
+        unreachableCause = cause;
+    }
+
+    @Override
+    public java.util.Optional<String> unreachable() {
+        return java.util.Optional.ofNullable(unreachableCause);
     }
 
     /**

@@ -17,6 +17,14 @@ public interface Source extends AutoCloseable {
     List<Message> poll(Duration timeout, int max);
 
     /**
+     * Why the source cannot reach its service now (its brokers do not answer, or refuse the security settings),
+     * empty while it can. Read from other threads (/healthz).
+     */
+    default Optional<String> unreachable() {
+        return Optional.empty();
+    }
+
+    /**
      * Records that everything before these positions is processed. Keys are {@code topic} and partition,
      * values the next offset to read (the last processed offset + 1).
      */

@@ -24,8 +24,43 @@ public final class OffsetStore {
     private final DuckDBConnection connection;
     private final Map<Partition, Long> stored = new HashMap<>();
 
-    public OffsetStore(DuckDBConnection connection) {
+    public static final String IDENTITY_TABLE = "sqlflow_pipeline";
+
+    /**
+     * Opens the offsets of the state file {@code file} for the pipeline {@code identity}: a file that records another
+     * pipeline is refused; one that records none (new, or written before files recorded it) is claimed.
+     */
+    public OffsetStore(DuckDBConnection connection, PipelineIdentity identity, java.nio.file.Path file) {
         this.connection = requireNonNull(connection, "connection is null");
+        requireNonNull(identity, "identity is null");
+        requireNonNull(file, "file is null");
+        try (Statement statement = connection.createStatement()) {
+            statement.execute("CREATE TABLE IF NOT EXISTS " + IDENTITY_TABLE
+                    + " (name VARCHAR NOT NULL, topics VARCHAR[] NOT NULL, group_id VARCHAR NOT NULL)");
+            Optional<PipelineIdentity> recorded = Optional.empty();
+            try (ResultSet rows = statement.executeQuery("SELECT name, topics, group_id FROM " + IDENTITY_TABLE)) {
+                if (rows.next()) {
+                    Object[] topics = (Object[]) rows.getArray(2).getArray();
+                    recorded = Optional.of(new PipelineIdentity(rows.getString(1),
+                            java.util.Arrays.stream(topics).map(String::valueOf).toList(), rows.getString(3)));
+                }
+            }
+            if (recorded.isPresent() && !recorded.get().equals(identity)) {
+                throw new MallardException(ErrorCode.USER_STATE_MISMATCH, "state file " + file + " belongs to the pipeline "
+                        + recorded.get() + ", not to this one (" + identity + "); give this pipeline a state.path of its own, "
+                        + "or delete the file to start it over");
+            }
+            if (recorded.isEmpty()) {
+                try (PreparedStatement insert = connection.prepareStatement("INSERT INTO " + IDENTITY_TABLE + " VALUES (?, ?, ?)")) {
+                    insert.setString(1, identity.name());
+                    insert.setArray(2, connection.createArrayOf("VARCHAR", identity.topics().toArray()));
+                    insert.setString(3, identity.group());
+                    insert.execute();
+                }
+            }
+        } catch (SQLException e) {
+            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot read " + IDENTITY_TABLE + ": " + e.getMessage(), e);
+        }
         try (Statement statement = connection.createStatement()) {
             statement.execute("CREATE TABLE IF NOT EXISTS " + TABLE
                     + " (topic VARCHAR NOT NULL, \"partition\" INTEGER NOT NULL, next_offset BIGINT NOT NULL, committed_at TIMESTAMPTZ NOT NULL,"

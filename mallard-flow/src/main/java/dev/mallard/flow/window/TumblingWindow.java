@@ -81,7 +81,6 @@ public final class TumblingWindow implements AutoCloseable {
     // closed then]. Below that position, records of buckets closed by then are already in the table and published.
     private final Map<Partition, long[]> rebuilding = new HashMap<>();
     // Silent partitions the source confirmed are read to their end since they last delivered: only those count as idle.
-    private final Set<Partition> readToEnd = new HashSet<>();
     private long lastProbeNanos = Long.MIN_VALUE;
 
     /**
@@ -151,7 +150,6 @@ public final class TumblingWindow implements AutoCloseable {
             }
             Partition partition = new Partition(message.topic(), message.partition());
             watermark.arrived(partition, nowNanos);
-            readToEnd.remove(partition);
             long bucket = bucketStart(time);
             Long finalizedUpTo = finalized.get(partition);
             long[] rebuilt = rebuilding.get(partition);
@@ -346,7 +344,7 @@ public final class TumblingWindow implements AutoCloseable {
     public boolean tick(Optional<Set<Partition>> assignment, long nowNanos, Function<Set<Partition>, Map<Partition, Boolean>> readToEnd) {
         assignment.ifPresent(held -> watermark.assignment(held, nowNanos));
         Set<Partition> silent = watermark.silent(nowNanos);
-        silent.removeAll(this.readToEnd);
+        silent.removeIf(watermark::isReadToEnd);
         boolean onlyFailed = silent.stream().allMatch(watermark::isFailed);
         if (!silent.isEmpty() && (!onlyFailed || nowNanos - lastProbeNanos >= PROBE_INTERVAL_NANOS)) {
             lastProbeNanos = nowNanos;
@@ -360,7 +358,7 @@ public final class TumblingWindow implements AutoCloseable {
                     watermark.failed(partition, nowNanos);
                 } else if (atEnd) {
                     watermark.recovered(partition);
-                    this.readToEnd.add(partition);
+                    watermark.readToEnd(partition);
                 } else {
                     watermark.arrived(partition, nowNanos);
                 }

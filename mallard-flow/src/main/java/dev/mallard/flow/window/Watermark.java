@@ -17,7 +17,9 @@ import java.util.Set;
  *   <li>A partition that has delivered nothing holds W where it is, and so does one whose session failed,
  *       which is never idle.
  *   <li>A partition silent for idle_close (from the later of its last record and its assignment) leaves the
- *       minimum; when every partition is idle, W = newest event time + one bucket, which closes everything held.
+ *       minimum once its source confirmed it is read to its end ({@link #readToEnd}); when every partition is idle,
+ *       W = newest event time + one bucket, which closes everything held. Silence alone is not enough: a process too
+ *       slow to read a partition's waiting records would otherwise close the buckets those records are on time for.
  *   <li>A partition another member now holds (revoked) leaves the minimum.
  *   <li>W never moves backwards.
  * </ul>
@@ -39,6 +41,7 @@ public final class Watermark {
         long newest = NONE;
         long activeSinceNanos;
         boolean failed;
+        boolean atEnd;
 
         PartitionState(long nowNanos) {
             this.activeSinceNanos = nowNanos;
@@ -83,6 +86,21 @@ public final class Watermark {
         PartitionState state = partitions.computeIfAbsent(partition, p -> new PartitionState(nowNanos));
         state.newest = NONE;
         state.activeSinceNanos = Math.max(state.activeSinceNanos, nowNanos);
+        state.atEnd = false;
+    }
+
+    /** The source confirmed the partition has no record this reader has not read: silent, it may count as idle. */
+    public void readToEnd(Partition partition) {
+        PartitionState state = partitions.get(partition);
+        if (state != null) {
+            state.atEnd = true;
+        }
+    }
+
+    /** Whether the source confirmed the partition read to its end and nothing arrived from it since. */
+    public boolean isReadToEnd(Partition partition) {
+        PartitionState state = partitions.get(partition);
+        return state != null && state.atEnd;
     }
 
     /** The partition's source answers again after a failure: silent, it may count as idle again. */
@@ -115,6 +133,7 @@ public final class Watermark {
         PartitionState state = partitions.computeIfAbsent(partition, p -> new PartitionState(nowNanos));
         state.activeSinceNanos = Math.max(state.activeSinceNanos, nowNanos);
         state.failed = false;
+        state.atEnd = false;
     }
 
     /** A record with this event time was written (committed) from the partition. */
@@ -153,7 +172,7 @@ public final class Watermark {
         boolean allIdle = true;
         boolean held = false;
         for (PartitionState state : partitions.values()) {
-            boolean idle = !state.failed && nowNanos - state.activeSinceNanos >= idleNanos;
+            boolean idle = !state.failed && state.atEnd && nowNanos - state.activeSinceNanos >= idleNanos;
             if (idle) {
                 continue;
             }

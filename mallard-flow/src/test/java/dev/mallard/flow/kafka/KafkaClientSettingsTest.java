@@ -66,6 +66,42 @@ class KafkaClientSettingsTest {
                 .hasMessageContaining("pipeline.sink.kafka.ssl.ca_location").hasMessageContaining("/nonexistent/ca.pem");
     }
 
+    private static Path resource(String name) throws Exception {
+        return Path.of(KafkaClientSettingsTest.class.getResource("/tls/" + name).toURI());
+    }
+
+    private static String saslTlsBlock(Path cert, String keyPassword) throws Exception {
+        // SQLFlow's kafka.sasl-tls.yml: an unencrypted PKCS#8 key in a file with OpenSSL's "Bag Attributes", and a key_password.
+        return """
+                {"brokers":["127.0.0.1:1"],"group_id":"g","topics":["t"],"security_protocol":"SASL_SSL",
+                 "ssl":{"ca_location":"%s","key_location":"%s","certificate_location":"%s","key_password":"%s",
+                        "endpoint_identification_algorithm":"none"},
+                 "sasl":{"mechanism":"PLAIN","username":"user","password":"bitnami"}}""".formatted(
+                resource("ca-cert.pem"), resource("client-key.pem"), cert, keyPassword);
+    }
+
+    @Test
+    void sqlflowsSaslTlsExampleBuildsAConsumerAndAProducer() throws Exception {
+        JsonNode block = json(saslTlsBlock(resource("client-cert.pem"), "testpass"));
+        try (var source = new dev.mallard.flow.source.KafkaSource(block, 10, partition -> java.util.Optional.empty());
+                var allocator = new org.apache.arrow.memory.RootAllocator();
+                var sink = new dev.mallard.flow.sink.KafkaSink(json(saslTlsBlock(resource("client-cert.pem"), "testpass")),
+                        json("{}"), allocator)) {
+            assertThat(source.toString()).isEqualTo("pipeline.source.kafka");
+        }
+    }
+
+    @Test
+    void aCertificateTheClientCannotLoadIsACodedUserErrorNamingTheKey() throws Exception {
+        Path broken = Files.writeString(dir.resolve("client-cert.pem"), "-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n-----END CERTIFICATE-----\n");
+        JsonNode block = json(saslTlsBlock(broken, "testpass"));
+        assertThatThrownBy(() -> new dev.mallard.flow.source.KafkaSource(block, 10, partition -> java.util.Optional.empty()).close())
+                .isInstanceOf(MallardException.class)
+                .satisfies(e -> assertThat(((MallardException) e).errorCode()).isEqualTo(ErrorCode.USER_CONFIG_INVALID))
+                .hasMessageContaining("pipeline.source.kafka.ssl.certificate_location")
+                .satisfies(e -> assertThat(e.getMessage()).doesNotContain("bitnami").doesNotContain("testpass"));
+    }
+
     @Test
     void thePasswordNeverAppearsInAnError() throws Exception {
         assertThatThrownBy(() -> KafkaClientSettings.common(json("""

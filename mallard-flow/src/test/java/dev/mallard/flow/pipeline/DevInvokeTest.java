@@ -68,6 +68,45 @@ class DevInvokeTest {
         assertThat(out.lines()).containsExactly("{\"city\":\"a\",\"twice\":2}", "{\"city\":\"b\",\"twice\":4}", "{\"city\":\"c\",\"twice\":null}");
     }
 
+    private static PipelineConfig qualified(String commands, String table) {
+        return new PipelineConfigReader(ConfigEnvironment.from(Map.of())).read("p.yml", """
+                commands:
+                  - name: table
+                    sql: |
+                %s
+                pipeline:
+                  batch_size: 10
+                  source:
+                    type: kafka
+                    kafka: {brokers: [b:9092], group_id: g, auto_offset_reset: earliest, topics: [t]}
+                  handler:
+                    type: handlers.StructuredBatch
+                    table: %s
+                    sql: 'SELECT city FROM %s ORDER BY city'
+                  sink: {type: console}
+                """.formatted(commands.indent(6).stripTrailing(), table, table.replace("'", ""))).orThrow();
+    }
+
+    @Test
+    void aStructuredBatchTableMayBeQualifiedByItsDatabaseOrSchema() throws Exception {
+        String fixture = "{\"city\":\"b\"}\n{\"city\":\"a\"}\n";
+        List<String> expected = List.of("{\"city\":\"a\"}", "{\"city\":\"b\"}");
+        assertThat(invoke(qualified("ATTACH ':memory:' AS test_db;\nCREATE TABLE test_db.source (city VARCHAR);", "test_db.source"), fixture)
+                .lines()).isEqualTo(expected);
+        assertThat(invoke(qualified("CREATE TABLE source (city VARCHAR);", "main.source"), fixture).lines()).isEqualTo(expected);
+        assertThat(invoke(qualified("ATTACH ':memory:' AS test_db;\nCREATE SCHEMA test_db.s;\nCREATE TABLE test_db.s.source (city VARCHAR);",
+                "test_db.s.source"), fixture).lines()).isEqualTo(expected);
+        assertThat(invoke(qualified("CREATE TABLE \"odd.name\" (city VARCHAR);", "'\"odd.name\"'"), fixture).lines()).isEqualTo(expected);
+    }
+
+    @Test
+    void aStructuredBatchTableThatIsNotATableNameIsRefusedNamingTheKey() {
+        assertThatThrownBy(() -> invoke(qualified("CREATE TABLE source (city VARCHAR);", "'source, (SELECT 1)'"), "{\"city\":\"a\"}\n"))
+                .isInstanceOf(MallardException.class)
+                .hasMessageContaining("pipeline.handler.table")
+                .satisfies(e -> assertThat(((MallardException) e).errorCode()).isEqualTo(ErrorCode.USER_CONFIG_INVALID));
+    }
+
     @Test
     void aBadValueNamesTheFixtureLine() {
         assertThatThrownBy(() -> invoke(config("    type: handlers.StructuredBatch\n    table: events\n    sql: SELECT * FROM events\n", "console"),

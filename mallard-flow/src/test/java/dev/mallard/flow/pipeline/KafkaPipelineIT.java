@@ -210,6 +210,153 @@ class KafkaPipelineIT {
     }
 
     @Test
+    void sqlflowsIdempotentSinkPatternRunsWithDurableStateItsTransactionInsideTheBatchs() throws Exception {
+        // kafka.motherduck.idempotent.yml's handler, on the state file instead of MotherDuck: BEGIN ... COMMIT of its own.
+        String in = topic(2);
+        Path state = dir.resolve("idempotent").resolve("events.duckdb");
+        String yaml = """
+                commands:
+                  - name: tables
+                    sql: |
+                      CREATE TABLE IF NOT EXISTS events (city VARCHAR, n BIGINT);
+                      CREATE TABLE IF NOT EXISTS events_metadata (partition INTEGER, "offset" BIGINT, topic VARCHAR,
+                        PRIMARY KEY (topic, partition));
+                pipeline:
+                  batch_size: 500
+                  state:
+                    path: %s
+                """.formatted(state) + source(in, "g-idempotent") + """
+                  handler:
+                    type: handlers.InferredMemBatch
+                    sql: |
+                      BEGIN TRANSACTION;
+                      CREATE OR REPLACE TEMPORARY TABLE filtered_batch AS
+                      SELECT b.* FROM batch b LEFT JOIN events_metadata em
+                        ON b.kafka_topic = em.topic AND b.kafka_partition = em.partition
+                      WHERE em."offset" IS NULL OR b.kafka_offset > em."offset";
+                      INSERT INTO events SELECT properties.city, n FROM filtered_batch;
+                      INSERT INTO events_metadata (partition, "offset", topic)
+                      SELECT kafka_partition, max(kafka_offset), kafka_topic FROM filtered_batch GROUP BY kafka_partition, kafka_topic
+                      ON CONFLICT (topic, partition) DO UPDATE SET "offset" = EXCLUDED."offset";
+                      COMMIT;
+                  sink:
+                    type: noop
+                """;
+        publish(in, cityEvents(2_000, 0));
+        PipelineRunner.Outcome outcome = run(config(yaml), 2_000, new ByteArrayOutputStream());
+        assertThat(outcome.messagesConsumed()).isEqualTo(2_000);
+        assertThat(outcome.numErrors()).isZero();
+        assertThat(row(state, "SELECT (SELECT count(*) FROM events), (SELECT count(DISTINCT n) FROM events), "
+                + "(SELECT sum(\"offset\" + 1) FROM events_metadata), (SELECT sum(next_offset) FROM sqlflow_offsets)"))
+                .containsExactly(2_000L, 2_000L, 2_000L, 2_000L);
+    }
+
+    @Test
+    void aStateFileFromAnotherPipelineIsRefusedNamingBoth() throws Exception {
+        String first = topic(1);
+        String second = topic(1);
+        Path state = dir.resolve("shared").resolve("state.duckdb");
+        String yaml = """
+                pipeline:
+                  name: %s
+                  batch_size: 100
+                  state:
+                    path: %s
+                """;
+        String tail = """
+                  handler:
+                    type: handlers.InferredMemBatch
+                    sql: SELECT count(*) AS n FROM batch
+                  sink:
+                    type: noop
+                """;
+        publish(first, cityEvents(100, 0));
+        publish(second, cityEvents(100, 0));
+        assertThat(run(config(yaml.formatted("a", state) + source(first, "g-a") + tail), 100, new ByteArrayOutputStream())
+                .messagesConsumed()).isEqualTo(100);
+        // The same pipeline again is fine.
+        publish(first, cityEvents(100, 100));
+        assertThat(run(config(yaml.formatted("a", state) + source(first, "g-a") + tail), 100, new ByteArrayOutputStream())
+                .messagesConsumed()).isEqualTo(100);
+        assertThatThrownBy(() -> run(config(yaml.formatted("b", state) + source(second, "g-b") + tail), 100, new ByteArrayOutputStream()))
+                .isInstanceOfSatisfying(MallardException.class, e -> assertThat(e.errorCode()).isEqualTo(ErrorCode.USER_STATE_MISMATCH))
+                .hasMessageContaining(state.toString())
+                .hasMessageContaining("name=a").hasMessageContaining(first).hasMessageContaining("group=g-a")
+                .hasMessageContaining("name=b").hasMessageContaining(second).hasMessageContaining("group=g-b");
+        assertThat(row(state, "SELECT sum(next_offset) FROM sqlflow_offsets")).containsExactly(200L);
+    }
+
+    @Test
+    void aRunThatFailsReportsTheMessagesItReadAndTheErrorThatStoppedIt() throws Exception {
+        String in = topic(1);
+        List<String> values = new ArrayList<>(cityEvents(25, 0));
+        values.add("not json");
+        publish(in, values);
+        PipelineConfig config = config("""
+                pipeline:
+                  batch_size: 10
+                  flush_interval_seconds: 1
+                """ + source(in, "g-fails-" + in) + """
+                  handler:
+                    type: handlers.InferredMemBatch
+                    sql: SELECT count(*) AS n FROM batch
+                  sink:
+                    type: noop
+                """);
+        try (PipelineRunner runner = new PipelineRunner(config, ConfigEnvironment.from(Map.of()), new PipelineRunner.Options(0, new ByteArrayOutputStream()))) {
+            assertThatThrownBy(() -> BoundedRun.run(runner))
+                    .isInstanceOfSatisfying(MallardException.class, e -> assertThat(e.errorCode()).isEqualTo(ErrorCode.USER_HANDLER_PARSE_FAILED));
+            // What --stats-json writes: every message read, the failed batch's included, and the error that stopped the run.
+            assertThat(runner.outcome()).isEqualTo(new PipelineRunner.Outcome(26, 1));
+        }
+    }
+
+    private static long lagSeries(PipelineRunner runner) {
+        return runner.scrape().lines().filter(line -> line.startsWith("consumer_lag_messages{")).count();
+    }
+
+    private static void await(java.util.function.BooleanSupplier condition, String what) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (!condition.getAsBoolean() && System.nanoTime() < deadline) {
+            Thread.sleep(100); // polling a condition, bounded by the deadline
+        }
+        assertThat(condition.getAsBoolean()).as(what).isTrue();
+    }
+
+    @Test
+    void theLagGaugeOfAPartitionARebalanceTakesAwayIsDropped() throws Exception {
+        String in = topic(2);
+        publish(in, cityEvents(200, 0));
+        PipelineConfig config = config("""
+                pipeline:
+                  batch_size: 10
+                  flush_interval_seconds: 1
+                """ + source(in, "g-lag-" + in) + """
+                  handler:
+                    type: handlers.InferredMemBatch
+                    sql: SELECT count(*) AS n FROM batch
+                  sink:
+                    type: noop
+                """);
+        try (PipelineRunner a = new PipelineRunner(config, ConfigEnvironment.from(Map.of()), new PipelineRunner.Options(0, new ByteArrayOutputStream()));
+                PipelineRunner b = new PipelineRunner(config, ConfigEnvironment.from(Map.of()), new PipelineRunner.Options(0, new ByteArrayOutputStream()))) {
+            Thread runningA = Thread.ofPlatform().name("worker-a").start(a::run);
+            await(() -> lagSeries(a) == 2, "worker A reports the lag of both partitions");
+            Thread runningB = Thread.ofPlatform().name("worker-b").start(b::run);
+            await(() -> {
+                publish(in, cityEvents(20, 0));
+                return b.scrape().contains("consumer_lag_messages{") && lagSeries(a) == 1;
+            }, "once B holds a partition, A reports only the one it kept");
+            assertThat(lagSeries(b)).isEqualTo(1);
+            a.requestStop();
+            b.requestStop();
+            runningA.join(Duration.ofSeconds(60));
+            runningB.join(Duration.ofSeconds(60));
+            assertThat(runningA.isAlive() || runningB.isAlive()).isFalse();
+        }
+    }
+
+    @Test
     void aMaterializedViewCreatedByTheCommandsMovesWithEveryBatchAndAcrossARestart() throws Exception {
         String in = topic(2);
         Path state = dir.resolve("views").resolve("events.duckdb");

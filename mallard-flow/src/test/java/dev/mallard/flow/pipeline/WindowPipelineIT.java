@@ -165,6 +165,88 @@ class WindowPipelineIT {
     }
 
     @Test
+    void onTimeRecordsAreNeverRefusedWhileBothCoresBurnAndTheConsumerIsThrottled() throws Exception {
+        // Three partitions of on-time records (each a little disordered, within the grace), a one-second idle close,
+        // and a pipeline slowed on purpose: small batches, each burning CPU in its handler, with two busy threads
+        // taking both cores. The consumer drains one partition's fetched records before the next, so the others sit
+        // unread for longer than the idle close: silence this process caused, which must not close their buckets.
+        String in = topic(3);
+        Instant start = Instant.parse("2024-03-01T10:00:00Z");
+        String[] cities = {"New York", "Baltimore", "Columbus", "Austin"};
+        List<String> events = new ArrayList<>();
+        Map<String, Long> expected = new TreeMap<>();
+        for (int i = 0; i < 300; i++) {
+            int second = (i % 6 < 3) ? i + 3 : i - 3;
+            Instant at = start.plusSeconds(second);
+            String city = cities[(i * 7) % cities.length];
+            events.add("{\"timestamp\":\"" + at + "\",\"properties\":{\"city\":\"" + city + "\"}}");
+            Instant bucket = start.plusSeconds(Math.floorDiv(second, 60) * 60L);
+            expected.merge("{\"bucket\":\"" + bucket + "\",\"city\":\"" + city + "\"", 1L, Long::sum);
+        }
+        publish(in, events, 3);
+        List<String> want = new ArrayList<>();
+        expected.forEach((key, n) -> want.add(key + ",\"n\":" + n + "}"));
+        PipelineConfig config = new PipelineConfigReader(ConfigEnvironment.from(Map.of("SQLFLOW_KAFKA_BROKERS", kafka.bootstrapServers())))
+                .read("w.yml", """
+                tables:
+                  sql:
+                    - name: city_counts
+                      sql: CREATE TABLE IF NOT EXISTS city_counts (bucket TIMESTAMPTZ, city VARCHAR, n BIGINT)
+                      window:
+                        time_column: bucket
+                        size_seconds: 60
+                        grace_seconds: 5
+                        idle_close_seconds: 1
+                        emit_sql: SELECT bucket, city, sum(n) AS n FROM closed GROUP BY ALL
+                        sink:
+                          type: console
+                pipeline:
+                  batch_size: 10
+                  flush_interval_seconds: 1
+                  source:
+                    type: kafka
+                    kafka:
+                      brokers: [{{ SQLFLOW_KAFKA_BROKERS }}]
+                      group_id: g-%s
+                      auto_offset_reset: earliest
+                      topics: [%s]
+                      event_time: {path: timestamp, format: rfc3339}
+                  handler:
+                    type: handlers.InferredMemBatch
+                    sql: |
+                      CREATE OR REPLACE TEMP TABLE throttle AS SELECT sum(hash(range)) AS h FROM range(1000000);
+                      INSERT INTO city_counts
+                      SELECT time_bucket(INTERVAL '60 seconds', event_time), properties.city, count(*) FROM batch GROUP BY ALL
+                  sink:
+                    type: noop
+                """.formatted(in, in)).orThrow();
+        java.util.concurrent.atomic.AtomicBoolean burning = new java.util.concurrent.atomic.AtomicBoolean(true);
+        List<Thread> burners = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            burners.add(Thread.ofPlatform().name("cpu-burner-" + i).daemon().start(() -> {
+                long x = 0;
+                while (burning.get()) {
+                    x += System.nanoTime() % 7;
+                }
+                if (x == 42) {
+                    System.out.print("");
+                }
+            }));
+        }
+        List<String> published;
+        try {
+            // runUntil requires window_late_rows_total{outcome="refused"} to be 0.
+            published = runUntil(config, want.size());
+        } finally {
+            burning.set(false);
+            for (Thread burner : burners) {
+                burner.join(Duration.ofSeconds(10));
+            }
+        }
+        assertThat(published).containsExactlyInAnyOrderElementsOf(want);
+    }
+
+    @Test
     void aWorkerWithoutTheWindowsRowsReplaysAndRebuildsEveryRetainedBucketWhole() throws Exception {
         String in = topic(1);
         Instant start = Instant.parse("2024-03-01T10:00:00Z");

@@ -55,6 +55,73 @@ class PipelineValidatorTest {
     }
 
     @Test
+    void aClickHouseSinkFailsValidationSayingTheSinkIsNotAvailable() {
+        // SQLFlow's kafka.clickhouse.yml: validate must not call valid what run cannot do.
+        ValidationReport report = validate("""
+                pipeline:
+                  name: kafka-clickhouse-sink
+                  batch_size: 50000
+                """ + SOURCE + """
+                  handler:
+                    type: handlers.InferredMemBatch
+                    sql: SELECT * FROM batch
+                  sink:
+                    type: clickhouse
+                    clickhouse:
+                      dsn: clickhouse://localhost:8123/test
+                      table: user_actions
+                """);
+        assertThat(report.exitCode()).isEqualTo(ExitCode.USER_FAULT);
+        assertThat(report.errors()).singleElement().satisfies(problem -> {
+            assertThat(problem.code()).isEqualTo(ErrorCode.USER_CONFIG_UNSUPPORTED);
+            assertThat(problem.path()).isEqualTo("pipeline.sink.type");
+            assertThat(problem.message()).contains("clickhouse sink is not available");
+        });
+    }
+
+    @Test
+    void validateLoadsNoExtensionForAnS3SettingAndSaysInFullWhyItWasNotChecked() {
+        // SQLFlow's s3.parquet.sink.yml sets s3_* in its commands; DuckDB would autoload (and download) httpfs for them.
+        ValidationReport report = validate("""
+                commands:
+                  - name: s3
+                    sql: |
+                      SET s3_region='us-east-1';
+                      SET s3_url_style='path';
+                      CREATE TABLE t (n INT);
+                pipeline:
+                  batch_size: 10
+                """ + SOURCE + """
+                  handler:
+                    type: handlers.StructuredBatch
+                    table: t
+                    sql: SELECT n FROM t
+                  sink:
+                    type: noop
+                """);
+        assertThat(report.errors()).isEmpty();
+        Check commands = check(report, "sql.commands");
+        assertThat(commands.status()).isEqualTo(Check.Status.WARN);
+        assertThat(commands.problems()).hasSize(2).allSatisfy(problem -> assertThat(problem.message())
+                .contains("httpfs")
+                .contains("validate loads no extensions")
+                .contains("LOAD httpfs"));
+        assertThat(check(report, "sql.handler").status()).isEqualTo(Check.Status.PASS);
+    }
+
+    @Test
+    void validateNeverLoadsAnExtensionWhileCheckingSql() throws Exception {
+        try (SqlChecks checks = new SqlChecks("p.yml", dev.mallard.core.config.LocatedYaml.parse("p.yml", """
+                commands:
+                  - name: s3
+                    sql: SET s3_region='us-east-1'
+                """, new java.util.ArrayList<>()), "commands:\n  - name: s3\n    sql: SET s3_region='us-east-1'\n")) {
+            checks.commands();
+            assertThat(checks.loadedExtensions()).doesNotContain("httpfs");
+        }
+    }
+
+    @Test
     void aBindingErrorInTheHandlerPointsAtItsLine() {
         ValidationReport report = validate("""
                 commands:

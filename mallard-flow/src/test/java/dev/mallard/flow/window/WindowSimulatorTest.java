@@ -175,6 +175,25 @@ class WindowSimulatorTest {
     }
 
     @Test
+    void aSlowProcessNeverTurnsAPartitionWithUnreadRecordsIdleSoItsOnTimeRecordsAreNotRefused() throws Exception {
+        start();
+        assign(P0, P1);
+        deliver(P0, "10 a");
+        deliver(P1, "5 b");
+        // The process is slow (a loaded machine): 40 s pass inside one batch, with no tick between, while P1's next
+        // record waits in the broker, unread. By P1's own event time it is on time.
+        unread.add(P1);
+        clockNanos += 40_000_000_000L;
+        deliver(P0, "130 a");
+        assertThat(published()).as("P1 holds W: it is silent only because this process did not read it").isEmpty();
+        deliver(P1, "20 b");
+        assertThat(late("refused")).isZero();
+        unread.remove(P1);
+        elapse(31);
+        assertThat(published()).containsExactly(row(0, "a", 1), row(0, "b", 2), row(2, "a", 1));
+    }
+
+    @Test
     void outOfOrderRowsInsideTheGraceAreNotLate() throws Exception {
         start();
         assign(P0);

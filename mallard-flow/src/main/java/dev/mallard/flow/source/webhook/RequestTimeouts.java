@@ -42,13 +42,18 @@ final class RequestTimeouts implements AutoCloseable {
 
     private final Duration header;
     private final Duration body;
+    private final Duration firstRequest;
+    /** Connections accepted whose first request line has not been read, by remote address, with their deadline. */
+    private final Map<java.net.SocketAddress, ScheduledFuture<?>> awaitingFirstRequest = new ConcurrentHashMap<>();
     private final ScheduledExecutorService timer;
     /** The request each connection thread is reading; removed once its answer starts or it times out. */
     private final Map<Thread, Exchange> reading = new ConcurrentHashMap<>();
 
-    RequestTimeouts(Duration header, Duration body) {
+    /** @param firstRequest how long an accepted connection may take to send its first request line (the idle timeout) */
+    RequestTimeouts(Duration header, Duration body, Duration firstRequest) {
         this.header = requireNonNull(header, "header is null");
         this.body = requireNonNull(body, "body is null");
+        this.firstRequest = requireNonNull(firstRequest, "firstRequest is null");
         ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1,
                 Thread.ofPlatform().name("webhook-timeouts").daemon().factory());
         executor.setRemoveOnCancelPolicy(true);
@@ -60,6 +65,10 @@ final class RequestTimeouts implements AutoCloseable {
         return new Http1ConnectionListener() {
             @Override
             public void prologue(ConnectionContext ctx, HttpPrologue prologue) {
+                ScheduledFuture<?> first = awaitingFirstRequest.remove(ctx.remotePeer().address());
+                if (first != null) {
+                    first.cancel(false);
+                }
                 Exchange exchange = new Exchange(ctx, Thread.currentThread());
                 Exchange previous = reading.put(exchange.thread, exchange);
                 if (previous != null) {
@@ -76,6 +85,37 @@ final class RequestTimeouts implements AutoCloseable {
                 }
             }
         };
+    }
+
+    /**
+     * Times a connection just accepted (on Helidon's accepting thread): closed when no request line is read within
+     * the idle timeout. Closing the channel ends the read Helidon blocks in, which frees the connection's slot.
+     */
+    void accepted(java.nio.channels.SocketChannel channel) {
+        java.net.SocketAddress remote;
+        try {
+            remote = channel.getRemoteAddress();
+        } catch (java.io.IOException e) {
+            return; // already closed
+        }
+        try {
+            ScheduledFuture<?> deadline = timer.schedule(() -> {
+                if (awaitingFirstRequest.remove(remote) != null) {
+                    LOG.info("webhook connection sent no request in time, closing it phase=idle remote={}", remote);
+                    try {
+                        channel.close();
+                    } catch (java.io.IOException e) {
+                        LOG.debug("webhook connection close failed remote={} cause={}", remote, e.toString());
+                    }
+                }
+            }, firstRequest.toNanos(), TimeUnit.NANOSECONDS);
+            ScheduledFuture<?> previous = awaitingFirstRequest.put(remote, deadline);
+            if (previous != null) {
+                previous.cancel(false);
+            }
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // closing: the server stops its connections itself
+        }
     }
 
     /** Told when a response starts: its request is no longer being read. */
@@ -105,6 +145,7 @@ final class RequestTimeouts implements AutoCloseable {
     public void close() {
         timer.shutdownNow();
         reading.clear();
+        awaitingFirstRequest.clear();
     }
 
     /** One request being read. */

@@ -89,7 +89,7 @@ public final class WebhookSource implements Source, MeteredSource {
         this.queue = new ArrayBlockingQueue<>(Math.max(1, queueCapacity));
         this.nextOffset = firstOffset;
         WebhookSettings.Timeouts limits = settings.timeouts();
-        this.timeouts = new RequestTimeouts(limits.header(), limits.body());
+        this.timeouts = new RequestTimeouts(limits.header(), limits.body(), limits.idle());
         try {
             this.http = HttpEndpoints.start(settings.host(), settings.port(), listener -> listener
                     .maxPayloadSize(settings.maxBodyBytes())
@@ -101,7 +101,10 @@ public final class WebhookSource implements Source, MeteredSource {
                     // Helidon closes a connection waiting for a request line once it has been idle this long; it
                     // looks every idleConnectionPeriod, so the period is a small part of the timeout.
                     .idleConnectionTimeout(limits.idle())
-                    .idleConnectionPeriod(idleCheckPeriod(limits.idle())), this::routes);
+                    .idleConnectionPeriod(idleCheckPeriod(limits.idle()))
+                    // A connection that sends nothing at all is never seen by that check.
+                    .connectionOptions(new AcceptedConnections(io.helidon.common.socket.SocketOptions.builder().tcpNoDelay(true).build(),
+                            timeouts)), this::routes);
         } catch (RuntimeException e) {
             timeouts.close();
             throw e;

@@ -309,6 +309,29 @@ class PostgresSinkIT {
     }
 
     @Test
+    void theDefaultLadderRidesOutAnOutageThatEndsWithinItsTenSecondDeadline() throws Exception {
+        // Eight refused connections: the default backoffs before the ninth attempt add up to about 7 s, inside the
+        // documented 10 s deadline (the old default of 4 attempts gave up after about 0.7 s).
+        String table = PostgresTestDatabase.uniqueTable("outage");
+        postgres.execute("CREATE TABLE " + table + " (n int)");
+        int port = java.net.URI.create(postgres.dsn()).getPort();
+        try (OutageProxy proxy = new OutageProxy(port, 8)) {
+            String dsn = postgres.dsn().replace(":" + port + "/", ":" + proxy.port() + "/");
+            JsonNode settings = JSON.readTree("{\"dsn\":\"" + dsn + "\",\"table\":\"" + table + "\"}");
+            JsonNode retry = JSON.readTree("{}");
+            AtomicInteger retries = new AtomicInteger();
+            try (RetryingSink sink = new RetryingSink(new PostgresSink(PostgresSink.Settings.of(settings, retry), allocator),
+                    RetryingSink.Ladder.of(retry), retries::incrementAndGet)) {
+                sink.write(result("SELECT 7 AS n"));
+                sink.flush();
+            }
+            assertThat(proxy.accepted()).isGreaterThanOrEqualTo(9);
+            assertThat(retries.get()).isGreaterThanOrEqualTo(8);
+        }
+        assertThat(postgres.rows("SELECT n FROM " + table)).containsExactly("7");
+    }
+
+    @Test
     void upsertWithoutAKeyIsRefusedAtStartup() {
         assertThatThrownBy(() -> sink(block("t", "upsert", null)))
                 .isInstanceOfSatisfying(MallardException.class, e -> assertThat(e.errorCode()).isEqualTo(ErrorCode.USER_CONFIG_INVALID))

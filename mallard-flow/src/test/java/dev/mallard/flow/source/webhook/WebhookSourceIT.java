@@ -300,6 +300,36 @@ class WebhookSourceIT {
         assertThat(pollAll(1)).hasSize(1);
     }
 
+    @Test
+    void aConnectionThatSendsNothingIsClosedAfterTheIdleTimeout() throws Exception {
+        startWithTimeouts(60, 60, 0.3, WebhookSettings.Ack.ON_RECEIVE);
+        try (Socket socket = new Socket("127.0.0.1", source.port())) {
+            // Not one byte: only the idle timeout can close it within the 20 s wait.
+            assertThat(readUntilClosed(socket)).isEmpty();
+        }
+    }
+
+    @Test
+    void silentConnectionsHoldingEveryConnectionSlotAreClosedAndARealRequestIsServed() throws Exception {
+        startWithTimeouts(60, 60, 0.3, WebhookSettings.Ack.ON_RECEIVE);
+        // max_connections is 8 here: twelve silent connections, then a real sender.
+        java.util.List<Socket> silent = new java.util.ArrayList<>();
+        try {
+            for (int i = 0; i < 12; i++) {
+                silent.add(new Socket("127.0.0.1", source.port()));
+            }
+            assertThat(post("{\"n\":1}").statusCode()).isEqualTo(200);
+            assertThat(pollAll(1)).extracting(WebhookSourceIT::text).containsExactly("{\"n\":1}");
+            for (Socket socket : silent) {
+                assertThat(readUntilClosed(socket)).isEmpty();
+            }
+        } finally {
+            for (Socket socket : silent) {
+                socket.close();
+            }
+        }
+    }
+
     /** The body clock stops once the body is read: an after_flush answer may wait longer than the body timeout. */
     @Test
     void anAfterFlushWaitLongerThanTheBodyTimeoutIsNotA408() throws Exception {
