@@ -151,7 +151,9 @@ public final class ServerConfigReader {
             if (user == null || !user.isObject()) {
                 throw new MallardException(ErrorCode.USER_CONFIG_INVALID, "every entry of users needs a username and a password");
             }
-            users.add(new UserAccount(user.path("username").asText(), PasswordHash.of(user.path("password").asText())));
+            users.add(new UserAccount(user.path("username").asText(), PasswordHash.of(user.path("password").asText()),
+                    YAML.convertValue(user.path("claims").isObject() ? user.path("claims") : JsonNodeFactory.instance.objectNode(), java.util.Map.class),
+                    YAML.convertValue(user.path("login_claims").isArray() ? user.path("login_claims") : JsonNodeFactory.instance.arrayNode(), List.class)));
         }
         if (users.isEmpty()) {
             throw new MallardException(ErrorCode.USER_CONFIG_INVALID,

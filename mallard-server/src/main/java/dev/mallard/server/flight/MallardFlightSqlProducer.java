@@ -140,6 +140,7 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
             Session session = session(context);
             String sql = command.getQuery();
             policy.check(session, sql);
+            sql = session.admit(sql);
             if (ServedViews.mentions(sql)) {
                 return pending(session, session.execute(sql, options(context)), descriptor);
             }
@@ -234,7 +235,7 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
             try {
                 Session session = session(context);
                 policy.check(session, command.getQuery());
-                Session.Outcome outcome = session.execute(command.getQuery(), options(context));
+                Session.Outcome outcome = session.execute(session.admit(command.getQuery()), options(context));
                 outcome.rows().ifPresent(ResultStream::close);
                 acknowledge(ack, outcome.updateCount().orElse(0));
             } catch (Throwable e) {
@@ -271,6 +272,7 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
             Session session = session(context);
             String sql = request.getQuery();
             policy.check(session, sql);
+            sql = session.admit(sql);
             PreparedQuery prepared = prepare(session, sql, context);
             String handle = UUID.randomUUID().toString();
             session.keepPrepared(handle, prepared);

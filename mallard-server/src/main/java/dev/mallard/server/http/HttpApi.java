@@ -120,6 +120,7 @@ public final class HttpApi implements AutoCloseable {
                 throw new MallardException(ErrorCode.USER_AUTH_FAILED, "give username and password in the JSON body, or Basic credentials");
             }
             users.authenticate(username, password);
+            sessions.checkLoginClaims(username, claims);
             ObjectNode answer = JSON.createObjectNode();
             answer.put("accessToken", tokens.issue(username, claims));
             answer.put("username", username);
@@ -167,6 +168,7 @@ public final class HttpApi implements AutoCloseable {
             }
             String sql = sql(request);
             policy.check(session, sql);
+            sql = session.admit(sql);
             CompressionUtil.CodecType arrowCompression = arrowCompression(option(request, ARROW_COMPRESSION));
             QueryOptions options = QueryOptions.resolve(option(request, QueryOptions.FETCH_SIZE), option(request, QueryOptions.QUERY_TIMEOUT),
                     defaultFetchSize, maxTimeoutSeconds).withQueryId(option(request, QueryOptions.QUERY_ID));
