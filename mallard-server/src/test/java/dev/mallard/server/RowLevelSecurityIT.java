@@ -214,6 +214,59 @@ class RowLevelSecurityIT {
         assertThat(answer.body()).contains("false");
     }
 
+    @Test
+    void aPreparedStatementWithParametersIsFilteredToo() throws Exception {
+        Properties properties = TestServers.credentials();
+        properties.put(RlsClaims.ACCESS, ORDERS_ABC);
+        try (Connection connection = DriverManager.getConnection(TestServers.jdbcUrl(restrictReadOnly), properties);
+                java.sql.PreparedStatement statement = connection.prepareStatement("SELECT id FROM orders WHERE amount > ? ORDER BY id")) {
+            statement.setInt(1, 5);
+            List<Integer> ids = new ArrayList<>();
+            try (ResultSet rs = statement.executeQuery()) {
+                while (rs.next()) {
+                    ids.add(rs.getInt(1));
+                }
+            }
+            assertThat(ids).containsExactly(1, 3);
+            assertThatThrownBy(() -> connection.prepareStatement("SELECT * FROM read_text('/etc/passwd')")).isInstanceOf(SQLException.class)
+                    .hasStackTraceContaining("No access to read_text");
+        }
+    }
+
+    @Test
+    void concurrentSessionsWithDifferentFiltersEachReadTheirOwnRowsOnly() throws Exception {
+        List<String> tenants = List.of("abc", "xyz", "abc", "xyz", "none", "abc");
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(tenants.size());
+        try {
+            List<java.util.concurrent.Future<List<String>>> answers = new ArrayList<>();
+            for (int i = 0; i < tenants.size(); i++) {
+                String tenant = tenants.get(i);
+                boolean overHttp = i % 2 == 0;
+                answers.add(pool.submit(() -> {
+                    Map<String, Object> claims = Map.of(RlsClaims.ACCESS, "[[\"table\",\"orders\",\"*\",\"tenant_id = getvariable('t')\"]]",
+                            RlsClaims.VARIABLES, "{\"t\":\"" + tenant + "\"}");
+                    List<String> seen = new ArrayList<>();
+                    for (int round = 0; round < 10; round++) {
+                        String sql = "SELECT DISTINCT tenant_id FROM orders o WHERE o.id IN (SELECT id FROM orders)";
+                        seen.addAll(overHttp ? httpRows(restrictReadOnly, TestServers.USER, TestServers.PASSWORD, claims, sql)
+                                : jdbcRows(restrictReadOnly, TestServers.USER, TestServers.PASSWORD, claims, sql));
+                    }
+                    return seen;
+                }));
+            }
+            for (int i = 0; i < tenants.size(); i++) {
+                List<String> seen = answers.get(i).get(2, java.util.concurrent.TimeUnit.MINUTES);
+                if (tenants.get(i).equals("none")) {
+                    assertThat(seen).isEmpty();
+                } else {
+                    assertThat(seen).hasSize(10).containsOnly(tenants.get(i));
+                }
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
     // ---- helpers ----
 
     /** The rows of a query over HTTP and over JDBC, required equal. */
