@@ -71,6 +71,11 @@ public record RlsClaims(List<AccessGrant> grants, Optional<String> database, Opt
         return new RlsClaims(grants, text(claims, DATABASE), text(claims, SCHEMA), variables(claims), access.isPresent());
     }
 
+    /** Only the {@code x-dd-variables} of the claims, checked; the others are left unread. */
+    public static RlsClaims variablesOnly(Map<String, Object> claims) {
+        return new RlsClaims(List.of(), Optional.empty(), Optional.empty(), variables(requireNonNull(claims, "claims is null")), false);
+    }
+
     /** Whether the claims carry anything row-level security reads (a token without any reads nothing under RLS). */
     public static boolean mentionsAny(Map<String, Object> claims) {
         return claims.keySet().stream().anyMatch(NAMES::contains);

@@ -33,7 +33,8 @@ public final class RowLevelSecurity {
      */
     public static Optional<RowLevelSecurity> of(AccessMode mode, Map<String, Object> claims) {
         requireNonNull(mode, "mode is null");
-        RlsClaims parsed = RlsClaims.parse(claims);
+        // COMPLETE and READ_ONLY read only the variables: other claims mean nothing there and are not checked.
+        RlsClaims parsed = mode.rowLevelSecurity() ? RlsClaims.parse(claims) : RlsClaims.variablesOnly(claims);
         Optional<RowFilterRewriter> rewriter = switch (mode) {
             case COMPLETE, READ_ONLY -> Optional.empty();
             case RESTRICTED -> Optional.of(restricted(parsed));

@@ -44,6 +44,17 @@ class ClaimPolicyTest {
     }
 
     @Test
+    void completeAndReadOnlyReadOnlyTheVariablesOfAToken() {
+        Map<String, Object> claims = Map.of(RlsClaims.ACCESS, "not json", RlsClaims.VARIABLES, "{\"a\":\"b\"}");
+        for (AccessMode mode : List.of(AccessMode.COMPLETE, AccessMode.READ_ONLY)) {
+            assertThat(new ClaimPolicy(mode, USERS).forSession("none", claims)).get().extracting(RowLevelSecurity::rewrites).isEqualTo(false);
+            assertThat(new ClaimPolicy(mode, USERS).forSession("none", Map.of(RlsClaims.ACCESS, "not json"))).isEmpty();
+        }
+        assertRefused(() -> new ClaimPolicy(AccessMode.RESTRICTED, List.of(new UserAccount("none", PasswordHash.of("pw"), Map.of(), List.of(RlsClaims.ACCESS))))
+                .forSession("none", Map.of(RlsClaims.ACCESS, "not json")), "not JSON");
+    }
+
+    @Test
     void configuredClaimsTheModeCannotUseAreAConfigurationError() {
         List<UserAccount> users = List.of(new UserAccount("p", PasswordHash.of("pw"), Map.of(RlsClaims.ACCESS, "[[\"path\",\"/data/\",\"*\",\"true\"]]"),
                 List.of()));
