@@ -8,16 +8,14 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 
 /**
  * What a session's DuckDB catalog holds as one statement is rewritten: its tables and views, the materialized views
- * of the views module ({@code mallard_views.views}), the functions users defined (macros and UDFs, which the rewriter
- * cannot see into), and where bare names resolve. Names resolve as DuckDB resolves them: a bare name in
+ * of the views module ({@code mallard_views.views}), and where bare names resolve; and, through {@link UserFunctions},
+ * the functions users defined. Names resolve as DuckDB resolves them: a bare name in
  * {@code temp.main}, then the default schema, then the default catalog's {@code main}; {@code a.b} as schema
  * {@code a} of the default catalog or catalog {@code a}'s {@code main} (both existing is refused as ambiguous).
  */
@@ -25,47 +23,51 @@ final class CatalogSnapshot {
     private static final String VIEWS_SCHEMA = "mallard_views";
 
     private final List<CatalogObject> objects;
-    private final Set<String> userFunctions;
+    private final Connection connection;
+    private final UserFunctions userFunctions;
     private final String defaultDatabase;
     private final String defaultSchema;
     private final boolean customSearchPath;
 
-    private CatalogSnapshot(List<CatalogObject> objects, Set<String> userFunctions, String defaultDatabase, String defaultSchema,
-            boolean customSearchPath) {
+    private CatalogSnapshot(Connection connection, List<CatalogObject> objects, UserFunctions userFunctions, String defaultDatabase,
+            String defaultSchema, boolean customSearchPath) {
+        this.connection = connection;
         this.objects = List.copyOf(objects);
-        this.userFunctions = Set.copyOf(userFunctions);
+        this.userFunctions = userFunctions;
         this.defaultDatabase = defaultDatabase;
         this.defaultSchema = defaultSchema;
         this.customSearchPath = customSearchPath;
     }
 
     /** @param database the {@code database} claim; @param schema the {@code schema} claim: the defaults for bare names when given */
-    static CatalogSnapshot read(Connection connection, Optional<String> database, Optional<String> schema) throws SQLException {
+    static CatalogSnapshot read(Connection connection, Optional<String> database, Optional<String> schema, UserFunctions functions)
+            throws SQLException {
         List<CatalogObject> objects = new ArrayList<>();
         Map<String, Map<String, String>> materialized = new HashMap<>();
-        String currentDatabase;
-        String currentSchema;
-        boolean customPath;
-        Set<String> functions = new HashSet<>();
+        String currentDatabase = null;
+        String currentSchema = null;
+        boolean customPath = false;
         try (Statement statement = connection.createStatement()) {
-            try (ResultSet rs = statement.executeQuery("SELECT current_database(), current_schema(), current_setting('search_path')")) {
-                rs.next();
-                currentDatabase = rs.getString(1);
-                currentSchema = rs.getString(2);
-                customPath = rs.getString(3) != null && !rs.getString(3).isBlank();
-            }
             List<String> registries = new ArrayList<>();
-            try (ResultSet rs = statement.executeQuery("SELECT database_name, schema_name, table_name FROM duckdb_tables()")) {
+            try (ResultSet rs = statement.executeQuery("SELECT 'C', system.main.current_database(), system.main.current_schema(), system.main.current_setting('search_path'), NULL"
+                    + " UNION ALL SELECT 'T', database_name, schema_name, table_name, NULL FROM system.main.duckdb_tables()"
+                    + " UNION ALL SELECT 'V', database_name, schema_name, view_name, sql FROM system.main.duckdb_views() WHERE NOT internal")) {
                 while (rs.next()) {
-                    objects.add(new CatalogObject(rs.getString(1), rs.getString(2), rs.getString(3), CatalogObject.Kind.TABLE, Optional.empty()));
-                    if (rs.getString(2).equals(VIEWS_SCHEMA) && rs.getString(3).equals("views")) {
-                        registries.add(rs.getString(1));
+                    switch (rs.getString(1)) {
+                        case "C" -> {
+                            currentDatabase = rs.getString(2);
+                            currentSchema = rs.getString(3);
+                            customPath = rs.getString(4) != null && !rs.getString(4).isBlank();
+                        }
+                        case "T" -> {
+                            objects.add(new CatalogObject(rs.getString(2), rs.getString(3), rs.getString(4), CatalogObject.Kind.TABLE, Optional.empty()));
+                            if (rs.getString(3).equals(VIEWS_SCHEMA) && rs.getString(4).equals("views")) {
+                                registries.add(rs.getString(2));
+                            }
+                        }
+                        default -> objects.add(new CatalogObject(rs.getString(2), rs.getString(3), rs.getString(4), CatalogObject.Kind.VIEW,
+                                Optional.of(rs.getString(5))));
                     }
-                }
-            }
-            try (ResultSet rs = statement.executeQuery("SELECT database_name, schema_name, view_name, sql FROM duckdb_views() WHERE NOT internal")) {
-                while (rs.next()) {
-                    objects.add(new CatalogObject(rs.getString(1), rs.getString(2), rs.getString(3), CatalogObject.Kind.VIEW, Optional.of(rs.getString(4))));
                 }
             }
             for (String registry : registries) {
@@ -77,11 +79,6 @@ final class CatalogSnapshot {
                 }
                 materialized.put(registry, views);
             }
-            try (ResultSet rs = statement.executeQuery("SELECT DISTINCT lower(function_name) FROM duckdb_functions() WHERE NOT internal")) {
-                while (rs.next()) {
-                    functions.add(rs.getString(1));
-                }
-            }
         }
         List<CatalogObject> resolved = new ArrayList<>();
         for (CatalogObject object : objects) {
@@ -90,7 +87,7 @@ final class CatalogSnapshot {
             resolved.add(definition == null ? object
                     : new CatalogObject(object.database(), object.schema(), object.name(), CatalogObject.Kind.MATERIALIZED_VIEW, Optional.of(definition)));
         }
-        return new CatalogSnapshot(resolved, functions, database.orElse(currentDatabase), schema.orElse(currentSchema), customPath);
+        return new CatalogSnapshot(connection, resolved, functions, database.orElse(currentDatabase), schema.orElse(currentSchema), customPath);
     }
 
     String defaultDatabase() {
@@ -102,7 +99,11 @@ final class CatalogSnapshot {
     }
 
     boolean isUserFunction(String name) {
-        return userFunctions.contains(CatalogObject.lower(name));
+        try {
+            return userFunctions.contains(connection, name);
+        } catch (SQLException e) {
+            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot read DuckDB's functions: " + e.getMessage(), e);
+        }
     }
 
     /**

@@ -10,7 +10,10 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 
-/** DuckDB's parse tree of a SQL text ({@code json_serialize_sql}) and the SQL text of a tree ({@code json_deserialize_sql}). */
+/**
+ * DuckDB's parse tree of a SQL text ({@code json_serialize_sql}) and the SQL text of a tree ({@code json_deserialize_sql}),
+ * both called as {@code system.main.*} so that a macro of the same name cannot stand in for them.
+ */
 final class ParseTree {
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -18,7 +21,7 @@ final class ParseTree {
 
     /** The tree of a text; when DuckDB cannot serialise it the tree says so ({@code "error": true}). */
     static JsonNode serialize(Connection connection, String sql) throws SQLException {
-        String json = single(connection, "SELECT json_serialize_sql(?::VARCHAR)", sql);
+        String json = single(connection, "SELECT system.main.json_serialize_sql(?::VARCHAR)", sql);
         try {
             return JSON.readTree(json);
         } catch (JsonProcessingException e) {
@@ -27,7 +30,7 @@ final class ParseTree {
     }
 
     static String deserialize(Connection connection, JsonNode tree) throws SQLException {
-        return single(connection, "SELECT json_deserialize_sql(?::JSON)", tree.toString());
+        return single(connection, "SELECT system.main.json_deserialize_sql(?::JSON)", tree.toString());
     }
 
     private static String single(Connection connection, String query, String argument) throws SQLException {

@@ -12,7 +12,7 @@ import dev.mallard.core.error.MallardException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
-import java.util.HashMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
@@ -56,10 +56,16 @@ final class RowFilterRewriter {
 
     private final Mode mode;
     private final RlsClaims claims;
+    private final UserFunctions functions;
+    /** Parsed once per session: SQL texts the rewriter made itself, a grant's table name, a grant's filter. */
+    private final Map<String, ObjectNode> templates = new ConcurrentHashMap<>();
+    private final Map<String, List<String>> grantNames = new ConcurrentHashMap<>();
+    private final Map<AccessGrant, Optional<JsonNode>> filters = new ConcurrentHashMap<>();
 
-    RowFilterRewriter(Mode mode, RlsClaims claims) {
+    RowFilterRewriter(Mode mode, RlsClaims claims, UserFunctions functions) {
         this.mode = requireNonNull(mode, "mode is null");
         this.claims = requireNonNull(claims, "claims is null");
+        this.functions = requireNonNull(functions, "functions is null");
         if (claims.grants().isEmpty()) {
             throw RlsClaims.invalid("the token grants no datasource; " + mode + " needs " + RlsClaims.ACCESS + " (or the legacy "
                     + RlsClaims.TABLE + "/" + RlsClaims.PATH + " with " + RlsClaims.FILTER + ")");
@@ -105,7 +111,7 @@ final class RowFilterRewriter {
         }
         ObjectNode statement = (ObjectNode) statements.get(0);
         known(statement, "statement", Set.of("node", "named_param_map"));
-        Pass pass = new Pass(connection, CatalogSnapshot.read(connection, claims.database(), claims.schema()));
+        Pass pass = new Pass(connection, CatalogSnapshot.read(connection, claims.database(), claims.schema(), functions));
         statement.set("node", pass.query(statement.get("node"), Scope.EMPTY, 0));
         return ParseTree.deserialize(connection, tree);
     }
@@ -129,8 +135,6 @@ final class RowFilterRewriter {
     private final class Pass {
         private final Connection connection;
         private final CatalogSnapshot catalog;
-        private final Map<String, ObjectNode> templates = new HashMap<>();
-        private final Map<AccessGrant, Optional<JsonNode>> filters = new HashMap<>();
 
         Pass(Connection connection, CatalogSnapshot catalog) {
             this.connection = connection;
@@ -421,22 +425,30 @@ final class RowFilterRewriter {
 
         /** A grant's name, read as a table reference and qualified by the {@code database}/{@code schema} claims or the defaults. */
         private boolean names(AccessGrant grant, CatalogObject object) {
+            List<String> parts = grantNames.get(grant.name());
+            if (parts == null) {
+                parts = grantName(grant.name());
+                grantNames.put(grant.name(), parts);
+            }
+            return object.is(parts.get(0).isEmpty() ? catalog.defaultDatabase() : parts.get(0), parts.get(1).isEmpty() ? catalog.defaultSchema() : parts.get(1),
+                    parts.get(2));
+        }
+
+        /** Catalog, schema and table of a grant's name, the first two empty when not written. */
+        private List<String> grantName(String name) {
             JsonNode ref;
             try {
-                JsonNode tree = ParseTree.serialize(connection, "SELECT * FROM " + grant.name());
+                JsonNode tree = ParseTree.serialize(connection, "SELECT * FROM " + name);
                 JsonNode statements = tree.path("statements");
                 ref = statements.size() == 1 ? statements.get(0).path("node").path("from_table") : JsonNodeFactory.instance.objectNode();
             } catch (SQLException e) {
-                throw RlsClaims.invalid("the grant's table name '" + grant.name() + "' is not a table name: " + e.getMessage());
+                throw RlsClaims.invalid("the grant's table name '" + name + "' is not a table name: " + e.getMessage());
             }
             if (!ref.path("type").asText().equals("BASE_TABLE") || !ref.path("alias").asText("").isEmpty()) {
-                throw RlsClaims.invalid("the grant's table name '" + grant.name() + "' is not a table name; give table, schema.table or"
+                throw RlsClaims.invalid("the grant's table name '" + name + "' is not a table name; give table, schema.table or"
                         + " catalog.schema.table");
             }
-            String database = ref.path("catalog_name").asText("");
-            String schema = ref.path("schema_name").asText("");
-            return object.is(database.isEmpty() ? catalog.defaultDatabase() : database, schema.isEmpty() ? catalog.defaultSchema() : schema,
-                    ref.path("table_name").asText());
+            return List.of(ref.path("catalog_name").asText(""), ref.path("schema_name").asText(""), ref.path("table_name").asText());
         }
 
         /** A select that reads the grant's rows: the filter, its columns qualified with the row alias, as its WHERE. */
@@ -570,7 +582,7 @@ final class RowFilterRewriter {
 
         private ArrayNode viewColumns(CatalogObject object) throws SQLException {
             ArrayNode names = JsonNodeFactory.instance.arrayNode();
-            try (java.sql.PreparedStatement statement = connection.prepareStatement("SELECT column_name FROM duckdb_columns() WHERE database_name = ?"
+            try (java.sql.PreparedStatement statement = connection.prepareStatement("SELECT column_name FROM system.main.duckdb_columns() WHERE database_name = ?"
                     + " AND schema_name = ? AND table_name = ? ORDER BY column_index")) {
                 statement.setString(1, object.database());
                 statement.setString(2, object.schema());

@@ -32,23 +32,24 @@ public final class RowLevelSecurity {
      *     token lacks
      */
     public static Optional<RowLevelSecurity> of(AccessMode mode, Map<String, Object> claims) {
+        return of(mode, claims, new UserFunctions());
+    }
+
+    /** @param functions the user-defined functions of the server's database, read once and shared by its sessions */
+    public static Optional<RowLevelSecurity> of(AccessMode mode, Map<String, Object> claims, UserFunctions functions) {
         requireNonNull(mode, "mode is null");
+        requireNonNull(functions, "functions is null");
         // COMPLETE and READ_ONLY read only the variables: other claims mean nothing there and are not checked.
         RlsClaims parsed = mode.rowLevelSecurity() ? RlsClaims.parse(claims) : RlsClaims.variablesOnly(claims);
         Optional<RowFilterRewriter> rewriter = switch (mode) {
             case COMPLETE, READ_ONLY -> Optional.empty();
-            case RESTRICTED -> Optional.of(restricted(parsed));
-            case RESTRICT_READ_ONLY -> Optional.of(new RowFilterRewriter(RowFilterRewriter.Mode.RESTRICT_READ_ONLY, parsed));
+            case RESTRICTED -> Optional.of(new RowFilterRewriter(RowFilterRewriter.Mode.RESTRICTED, parsed, functions));
+            case RESTRICT_READ_ONLY -> Optional.of(new RowFilterRewriter(RowFilterRewriter.Mode.RESTRICT_READ_ONLY, parsed, functions));
         };
         if (rewriter.isEmpty() && parsed.variables().isEmpty()) {
             return Optional.empty();
         }
         return Optional.of(new RowLevelSecurity(parsed, rewriter));
-    }
-
-    /** RESTRICTED reads one datasource: one {@code x-dd-access} entry, or the legacy claims (a table, a path, a function). */
-    private static RowFilterRewriter restricted(RlsClaims claims) {
-        return new RowFilterRewriter(RowFilterRewriter.Mode.RESTRICTED, claims);
     }
 
     /** Whether claims given at login are well formed, for the mode: a malformed claim fails the login, not a later query. */

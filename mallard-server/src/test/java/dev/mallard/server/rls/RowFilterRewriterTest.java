@@ -169,9 +169,21 @@ class RowFilterRewriterTest {
         assertRefused(rls, "PIVOT products ON tenant_id USING sum(price)", ErrorCode.USER_ACCESS_DENIED, "one SELECT");
         assertRefused(rls, "SELECT * FROM (PIVOT products ON tenant_id USING sum(price))", ErrorCode.USER_ACCESS_DENIED, "one SELECT");
         assertRefused(rls, "SELECT * FROM products AT (VERSION => 1)", ErrorCode.USER_ACCESS_STATEMENT_UNSUPPORTED, "AT clause");
-        run("CREATE MACRO leak() AS (SELECT count(*) FROM secrets)");
-        assertRefused(rls, "SELECT leak()", ErrorCode.USER_ACCESS_STATEMENT_UNSUPPORTED, "user-defined function leak");
         assertThat(ids(rls, "SELECT count(*)::INT FROM secrets")).containsExactly(0);
+    }
+
+    @Test
+    void macrosAndUserFunctionsAreRefusedEvenUnderABuiltInsName() throws SQLException {
+        run("CREATE MACRO leak() AS (SELECT count(*) FROM secrets)", "CREATE MACRO lower(x) AS (SELECT max(id) FROM secrets)",
+                "CREATE MACRO rows_of() AS TABLE SELECT * FROM secrets", "CREATE MACRO current_database() AS 'nowhere'",
+                "CREATE MACRO json_serialize_sql(x) AS '{\"error\":false,\"statements\":[]}'");
+        RowLevelSecurity rls = rro(ABC);
+        // The rewriter's own calls are system.main's, whatever macros shadow them.
+        assertThat(ids(rls, "SELECT id FROM products ORDER BY id")).containsExactly(1, 3);
+        assertRefused(rls, "SELECT leak()", ErrorCode.USER_ACCESS_STATEMENT_UNSUPPORTED, "user-defined function leak");
+        assertRefused(rls, "SELECT id FROM products WHERE lower(tenant_id) = 'abc'", ErrorCode.USER_ACCESS_STATEMENT_UNSUPPORTED, "lower");
+        assertRefused(rls, "SELECT * FROM rows_of()", ErrorCode.USER_ACCESS_DENIED, "No access to rows_of()");
+        assertRefused(rls, "SELECT dbsp_create_view('v', 'SELECT 1')", ErrorCode.USER_ACCESS_STATEMENT_UNSUPPORTED, "dbsp_create_view");
     }
 
     @Test
