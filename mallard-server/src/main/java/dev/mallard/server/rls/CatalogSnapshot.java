@@ -7,29 +7,24 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 
 /**
- * What a session's DuckDB catalog holds as one statement is rewritten: its tables and views, the materialized views
- * of the views module ({@code mallard_views.views}), and where bare names resolve; and, through {@link UserFunctions},
- * the functions users defined. Names resolve as DuckDB resolves them: a bare name in
+ * What a session's DuckDB catalog holds as one statement is rewritten: its tables and views and the functions users
+ * defined (from the server's {@link CatalogCache}), and where bare names resolve. Names resolve as DuckDB resolves them: a bare name in
  * {@code temp.main}, then the default schema, then the default catalog's {@code main}; {@code a.b} as schema
  * {@code a} of the default catalog or catalog {@code a}'s {@code main} (both existing is refused as ambiguous).
  */
 final class CatalogSnapshot {
-    private static final String VIEWS_SCHEMA = "mallard_views";
-
     private final List<CatalogObject> objects;
     private final Connection connection;
-    private final UserFunctions userFunctions;
+    private final CatalogCache userFunctions;
     private final String defaultDatabase;
     private final String defaultSchema;
     private final boolean customSearchPath;
 
-    private CatalogSnapshot(Connection connection, List<CatalogObject> objects, UserFunctions userFunctions, String defaultDatabase,
+    private CatalogSnapshot(Connection connection, List<CatalogObject> objects, CatalogCache userFunctions, String defaultDatabase,
             String defaultSchema, boolean customSearchPath) {
         this.connection = connection;
         this.objects = List.copyOf(objects);
@@ -39,55 +34,26 @@ final class CatalogSnapshot {
         this.customSearchPath = customSearchPath;
     }
 
-    /** @param database the {@code database} claim; @param schema the {@code schema} claim: the defaults for bare names when given */
-    static CatalogSnapshot read(Connection connection, Optional<String> database, Optional<String> schema, UserFunctions functions)
-            throws SQLException {
-        List<CatalogObject> objects = new ArrayList<>();
-        Map<String, Map<String, String>> materialized = new HashMap<>();
-        String currentDatabase = null;
-        String currentSchema = null;
-        boolean customPath = false;
-        try (Statement statement = connection.createStatement()) {
-            List<String> registries = new ArrayList<>();
-            try (ResultSet rs = statement.executeQuery("SELECT 'C', system.main.current_database(), system.main.current_schema(), system.main.current_setting('search_path'), NULL"
-                    + " UNION ALL SELECT 'T', database_name, schema_name, table_name, NULL FROM system.main.duckdb_tables()"
-                    + " UNION ALL SELECT 'V', database_name, schema_name, view_name, sql FROM system.main.duckdb_views() WHERE NOT internal")) {
-                while (rs.next()) {
-                    switch (rs.getString(1)) {
-                        case "C" -> {
-                            currentDatabase = rs.getString(2);
-                            currentSchema = rs.getString(3);
-                            customPath = rs.getString(4) != null && !rs.getString(4).isBlank();
-                        }
-                        case "T" -> {
-                            objects.add(new CatalogObject(rs.getString(2), rs.getString(3), rs.getString(4), CatalogObject.Kind.TABLE, Optional.empty()));
-                            if (rs.getString(3).equals(VIEWS_SCHEMA) && rs.getString(4).equals("views")) {
-                                registries.add(rs.getString(2));
-                            }
-                        }
-                        default -> objects.add(new CatalogObject(rs.getString(2), rs.getString(3), rs.getString(4), CatalogObject.Kind.VIEW,
-                                Optional.of(rs.getString(5))));
-                    }
-                }
-            }
-            for (String registry : registries) {
-                Map<String, String> views = new HashMap<>();
-                try (ResultSet rs = statement.executeQuery("SELECT name, sql FROM " + ParseTree.quote(registry) + "." + VIEWS_SCHEMA + ".views")) {
-                    while (rs.next()) {
-                        views.put(CatalogObject.lower(rs.getString(1)), rs.getString(2));
-                    }
-                }
-                materialized.put(registry, views);
+    /**
+     * @param database the {@code database} claim, @param schema the {@code schema} claim: the defaults for bare names
+     *     when given, else the session's ({@code sessionDefaults}, read once per session: a restricted session cannot USE
+     *     or SET)
+     */
+    static CatalogSnapshot read(Connection connection, Optional<String> database, Optional<String> schema, CatalogCache cache,
+            SessionDefaults sessionDefaults) throws SQLException {
+        return new CatalogSnapshot(connection, cache.objects(connection), cache, database.orElse(sessionDefaults.database()),
+                schema.orElse(sessionDefaults.schema()), sessionDefaults.customSearchPath());
+    }
+
+    /** The session's current catalog and schema, and whether it sets a search_path. */
+    record SessionDefaults(String database, String schema, boolean customSearchPath) {
+        static SessionDefaults read(Connection connection) throws SQLException {
+            try (Statement statement = connection.createStatement(); ResultSet rs = statement.executeQuery("SELECT system.main.current_database(),"
+                    + " system.main.current_schema(), system.main.current_setting('search_path')")) {
+                rs.next();
+                return new SessionDefaults(rs.getString(1), rs.getString(2), rs.getString(3) != null && !rs.getString(3).isBlank());
             }
         }
-        List<CatalogObject> resolved = new ArrayList<>();
-        for (CatalogObject object : objects) {
-            Map<String, String> views = materialized.getOrDefault(object.database(), Map.of());
-            String definition = object.schema().equals("main") ? views.get(CatalogObject.lower(object.name())) : null;
-            resolved.add(definition == null ? object
-                    : new CatalogObject(object.database(), object.schema(), object.name(), CatalogObject.Kind.MATERIALIZED_VIEW, Optional.of(definition)));
-        }
-        return new CatalogSnapshot(connection, resolved, functions, database.orElse(currentDatabase), schema.orElse(currentSchema), customPath);
     }
 
     String defaultDatabase() {
@@ -100,7 +66,7 @@ final class CatalogSnapshot {
 
     boolean isUserFunction(String name) {
         try {
-            return userFunctions.contains(connection, name);
+            return userFunctions.isUserFunction(connection, name);
         } catch (SQLException e) {
             throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot read DuckDB's functions: " + e.getMessage(), e);
         }

@@ -24,7 +24,7 @@ import java.util.stream.Collectors;
 public final class ClaimPolicy {
     private final AccessMode mode;
     private final Map<String, UserAccount> users;
-    private final UserFunctions functions = new UserFunctions();
+    private final CatalogCache catalog = new CatalogCache();
 
     public ClaimPolicy(AccessMode mode, List<UserAccount> users) {
         this.mode = requireNonNull(mode, "mode is null");
@@ -100,7 +100,7 @@ public final class ClaimPolicy {
 
     /** The session's row-level security for a token's claims. */
     public Optional<RowLevelSecurity> forSession(String username, Map<String, Object> tokenClaims) {
-        return RowLevelSecurity.of(mode, effective(username, tokenClaims), functions);
+        return RowLevelSecurity.of(mode, effective(username, tokenClaims), catalog);
     }
 
     /** The path prefixes the configured users' fixed claims grant: what DuckDB's allowed_directories admits. */

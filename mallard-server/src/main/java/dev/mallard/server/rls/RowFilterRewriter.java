@@ -56,16 +56,28 @@ final class RowFilterRewriter {
 
     private final Mode mode;
     private final RlsClaims claims;
-    private final UserFunctions functions;
+    private final CatalogCache catalogCache;
+    private volatile CatalogSnapshot.SessionDefaults sessionDefaults;
     /** Parsed once per session: SQL texts the rewriter made itself, a grant's table name, a grant's filter. */
     private final Map<String, ObjectNode> templates = new ConcurrentHashMap<>();
     private final Map<String, List<String>> grantNames = new ConcurrentHashMap<>();
     private final Map<AccessGrant, Optional<JsonNode>> filters = new ConcurrentHashMap<>();
+    /**
+     * Rewrites already made, by statement text: with the catalog fixed (see {@link CatalogCache}) and the session unable
+     * to change its defaults, a text always rewrites the same way. Bounded, least recently used first out.
+     */
+    private final Map<String, String> rewritten = new java.util.LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, String> eldest) {
+            return size() > REWRITES_KEPT;
+        }
+    };
+    static final int REWRITES_KEPT = 256;
 
-    RowFilterRewriter(Mode mode, RlsClaims claims, UserFunctions functions) {
+    RowFilterRewriter(Mode mode, RlsClaims claims, CatalogCache catalogCache) {
         this.mode = requireNonNull(mode, "mode is null");
         this.claims = requireNonNull(claims, "claims is null");
-        this.functions = requireNonNull(functions, "functions is null");
+        this.catalogCache = requireNonNull(catalogCache, "catalogCache is null");
         if (claims.grants().isEmpty()) {
             throw RlsClaims.invalid("the token grants no datasource; " + mode + " needs " + RlsClaims.ACCESS + " (or the legacy "
                     + RlsClaims.TABLE + "/" + RlsClaims.PATH + " with " + RlsClaims.FILTER + ")");
@@ -96,6 +108,20 @@ final class RowFilterRewriter {
      */
     String rewrite(Connection connection, String sql) throws SQLException {
         requireNonNull(sql, "sql is null");
+        synchronized (rewritten) {
+            String known = rewritten.get(sql);
+            if (known != null) {
+                return known;
+            }
+        }
+        String result = rewriteNow(connection, sql);
+        synchronized (rewritten) {
+            rewritten.put(sql, result);
+        }
+        return result;
+    }
+
+    private String rewriteNow(Connection connection, String sql) throws SQLException {
         JsonNode tree = ParseTree.serialize(connection, sql);
         if (tree.path("error").asBoolean(false)) {
             if (tree.path("error_type").asText("").equals("parser")) {
@@ -111,7 +137,10 @@ final class RowFilterRewriter {
         }
         ObjectNode statement = (ObjectNode) statements.get(0);
         known(statement, "statement", Set.of("node", "named_param_map"));
-        Pass pass = new Pass(connection, CatalogSnapshot.read(connection, claims.database(), claims.schema(), functions));
+        if (sessionDefaults == null) {
+            sessionDefaults = CatalogSnapshot.SessionDefaults.read(connection);
+        }
+        Pass pass = new Pass(connection, CatalogSnapshot.read(connection, claims.database(), claims.schema(), catalogCache, sessionDefaults));
         statement.set("node", pass.query(statement.get("node"), Scope.EMPTY, 0));
         return ParseTree.deserialize(connection, tree);
     }

@@ -32,19 +32,19 @@ public final class RowLevelSecurity {
      *     token lacks
      */
     public static Optional<RowLevelSecurity> of(AccessMode mode, Map<String, Object> claims) {
-        return of(mode, claims, new UserFunctions());
+        return of(mode, claims, new CatalogCache());
     }
 
-    /** @param functions the user-defined functions of the server's database, read once and shared by its sessions */
-    public static Optional<RowLevelSecurity> of(AccessMode mode, Map<String, Object> claims, UserFunctions functions) {
+    /** @param catalog the server's catalog as the rewriter reads it, read once and shared by its sessions */
+    public static Optional<RowLevelSecurity> of(AccessMode mode, Map<String, Object> claims, CatalogCache catalog) {
         requireNonNull(mode, "mode is null");
-        requireNonNull(functions, "functions is null");
+        requireNonNull(catalog, "catalog is null");
         // COMPLETE and READ_ONLY read only the variables: other claims mean nothing there and are not checked.
         RlsClaims parsed = mode.rowLevelSecurity() ? RlsClaims.parse(claims) : RlsClaims.variablesOnly(claims);
         Optional<RowFilterRewriter> rewriter = switch (mode) {
             case COMPLETE, READ_ONLY -> Optional.empty();
-            case RESTRICTED -> Optional.of(new RowFilterRewriter(RowFilterRewriter.Mode.RESTRICTED, parsed, functions));
-            case RESTRICT_READ_ONLY -> Optional.of(new RowFilterRewriter(RowFilterRewriter.Mode.RESTRICT_READ_ONLY, parsed, functions));
+            case RESTRICTED -> Optional.of(new RowFilterRewriter(RowFilterRewriter.Mode.RESTRICTED, parsed, catalog));
+            case RESTRICT_READ_ONLY -> Optional.of(new RowFilterRewriter(RowFilterRewriter.Mode.RESTRICT_READ_ONLY, parsed, catalog));
         };
         if (rewriter.isEmpty() && parsed.variables().isEmpty()) {
             return Optional.empty();
