@@ -200,6 +200,11 @@ class RowLevelSecurityIT {
     void aUsersFixedClaimsApplyAndALoginCannotWidenThem() throws Exception {
         assertThat(httpRows(restrictReadOnly, "fixed", "fixed-password", Map.of(), "SELECT id FROM orders ORDER BY id")).containsExactly("2", "4");
         assertThat(jdbcRows(restrictReadOnly, "fixed", "fixed-password", Map.of(), "SELECT id FROM orders ORDER BY id")).containsExactly("2", "4");
+        HttpResponse<String> basic = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + restrictReadOnly.httpPort() + "/v1/query?q="
+                        + URLEncoder.encode("SELECT count(*) FROM orders", StandardCharsets.UTF_8)))
+                .header("Authorization", "Basic " + java.util.Base64.getEncoder().encodeToString("fixed:fixed-password".getBytes(StandardCharsets.UTF_8)))
+                .header("Accept", "text/tab-separated-values").GET().build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(basic.body().lines().skip(1).toList()).as(basic.body()).containsExactly("2");
         HttpResponse<String> widened = login(restrictReadOnly, "fixed", "fixed-password", Map.of(RlsClaims.FILTER, "true"));
         assertThat(widened.statusCode()).isEqualTo(400);
         assertThat(widened.body()).contains("fixed by the server's configuration");
