@@ -64,14 +64,15 @@ class ServerCommandIT {
     }
 
     @Test
-    void aRestrictedAccessModeIsRefusedAtStartup() throws Exception {
+    void aUsersClaimsTheAccessModeCannotUseAreRefusedAtStartup() throws Exception {
         List<String> command = MallardJar.command("server", "--conf", "users.0.username=ada", "--conf", "users.0.password=pw",
-                "--conf", "access_mode=RESTRICTED", "--conf", "warehouse=" + dir.resolve("wh"));
+                "--conf", "access_mode=RESTRICTED", "--conf", "users.0.claims.x-dd-access=[[\"table\",\"a\",\"*\",\"true\"],[\"table\",\"b\",\"*\",\"true\"]]",
+                "--conf", "warehouse=" + dir.resolve("wh"));
         Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
         String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
         assertThat(process.exitValue()).isEqualTo(10);
-        assertThat(output).contains("user.config.unsupported").contains("not available yet");
+        assertThat(output).contains("user.config.invalid").contains("exactly one entry");
     }
 
     private static void awaitHealthy(HttpClient http, int port, Process process) throws Exception {

@@ -14,7 +14,10 @@ import dev.mallard.server.flight.FlightSqlEndpoint;
 import dev.mallard.server.flight.MallardFlightSqlProducer;
 import dev.mallard.server.http.HttpApi;
 import dev.mallard.server.session.SessionRegistry;
+import dev.mallard.server.rls.ClaimPolicy;
+import dev.mallard.server.rls.FileLockdown;
 import dev.mallard.server.sql.AccessPolicy;
+import dev.mallard.server.views.ServedViews;
 import dev.mallard.server.tls.TlsFiles;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -68,8 +71,14 @@ public final class MallardServer implements AutoCloseable {
         try {
             config.startupScript().ifPresent(script -> runStartupScript(engine, script));
             // After the startup script, which may read files anywhere; from here on DuckDB itself refuses the rest.
-            config.fileAccess().apply(engine.connection(), config.warehouse());
-            sessions = new SessionRegistry(engine, config.sessionLimits(), config.streamResults(), Clock.systemUTC());
+            ClaimPolicy claims = new ClaimPolicy(config.accessMode(), config.users());
+            if (config.accessMode().rowLevelSecurity()) {
+                FileLockdown.apply(engine.connection(), claims.grantedPaths());
+            } else {
+                config.fileAccess().apply(engine.connection(), config.warehouse());
+            }
+            sessions = new SessionRegistry(engine, ServedViews.open(engine::newSession), config.sessionLimits(), config.streamResults(),
+                    Clock.systemUTC(), claims);
             MallardFlightSqlProducer producer = new MallardFlightSqlProducer(sessions, policy, engine.allocator(), version(),
                     config.fetchSize(), config.queryTimeoutSeconds());
             flight = FlightSqlEndpoint.start(config.host(), config.flightPort(), config.tls(), producer, users, tokens, sessions, engine.allocator());

@@ -6,12 +6,13 @@ public enum AccessMode {
     COMPLETE,
     /** Queries only (SELECT, set operations, CTEs), decided on DuckDB's parse tree. */
     READ_ONLY,
-    /** Row filters from JWT claims: not available yet, refused at startup. */
+    /** SELECT on the one datasource a token's claims grant, its row filter applied (see {@code dev.mallard.server.rls}). */
     RESTRICTED,
-    /** READ_ONLY with row filters: not available yet, refused at startup. */
+    /** SELECT on any table, each table's row filter from the token's claims applied; tables no claim names read as empty. */
     RESTRICT_READ_ONLY;
 
-    public boolean available() {
-        return this == COMPLETE || this == READ_ONLY;
+    /** Whether statements go through the row filter rewrite of the session's token. */
+    public boolean rowLevelSecurity() {
+        return this == RESTRICTED || this == RESTRICT_READ_ONLY;
     }
 }

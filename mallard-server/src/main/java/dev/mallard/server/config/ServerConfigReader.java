@@ -142,16 +142,14 @@ public final class ServerConfigReader {
         Path warehouse = base.resolve(text(root, "warehouse").orElse(ServerConfig.DEFAULT_WAREHOUSE)).normalize();
         Optional<Path> database = text(root, "database").filter(name -> !name.equals(":memory:")).map(warehouse::resolve);
         AccessMode mode = AccessMode.valueOf(text(root, "access_mode").orElse(AccessMode.COMPLETE.name()));
-        if (!mode.available()) {
-            throw new MallardException(ErrorCode.USER_CONFIG_UNSUPPORTED, "access_mode " + mode
-                    + " (row filters from token claims) is not available yet; use COMPLETE or READ_ONLY");
-        }
         List<UserAccount> users = new ArrayList<>();
         for (JsonNode user : root.path("users")) {
             if (user == null || !user.isObject()) {
                 throw new MallardException(ErrorCode.USER_CONFIG_INVALID, "every entry of users needs a username and a password");
             }
-            users.add(new UserAccount(user.path("username").asText(), PasswordHash.of(user.path("password").asText())));
+            users.add(new UserAccount(user.path("username").asText(), PasswordHash.of(user.path("password").asText()),
+                    YAML.convertValue(user.path("claims").isObject() ? user.path("claims") : JsonNodeFactory.instance.objectNode(), java.util.Map.class),
+                    YAML.convertValue(user.path("login_claims").isArray() ? user.path("login_claims") : JsonNodeFactory.instance.arrayNode(), List.class)));
         }
         if (users.isEmpty()) {
             throw new MallardException(ErrorCode.USER_CONFIG_INVALID,

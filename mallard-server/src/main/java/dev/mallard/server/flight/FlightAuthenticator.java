@@ -45,7 +45,7 @@ final class FlightAuthenticator implements CallHeaderAuthenticator {
             }
             String basic = AuthUtilities.getValueFromAuthHeader(headers, Auth2Constants.BASIC_PREFIX);
             if (basic != null) {
-                return login(basic);
+                return login(basic, RlsHeaders.claims(headers));
             }
         } catch (MallardException e) {
             throw FlightErrors.toFlight(e);
@@ -55,7 +55,8 @@ final class FlightAuthenticator implements CallHeaderAuthenticator {
                 .toRuntimeException();
     }
 
-    private AuthResult login(String encoded) {
+    /** @param claims the row-level security claims the client sent as headers (JDBC connection properties) */
+    private AuthResult login(String encoded, Map<String, Object> claims) {
         String decoded;
         try {
             decoded = new String(Base64.getDecoder().decode(encoded), StandardCharsets.UTF_8);
@@ -69,7 +70,8 @@ final class FlightAuthenticator implements CallHeaderAuthenticator {
         String username = decoded.substring(0, colon);
         // A call header authenticator does not see the peer's address: Flight logins are counted per user on one key.
         users.authenticate(username, decoded.substring(colon + 1), FLIGHT_PEER);
-        String jwt = tokens.issue(username, Map.of());
+        sessions.checkLoginClaims(username, claims);
+        String jwt = tokens.issue(username, claims);
         AccessToken token = tokens.verify(jwt);
         sessions.open(token);
         return new AuthResult() {

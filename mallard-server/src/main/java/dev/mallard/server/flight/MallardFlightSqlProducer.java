@@ -139,7 +139,7 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
         return guarded(() -> {
             Session session = session(context);
             String sql = command.getQuery();
-            CheckedSql checked = policy.check(session, sql);
+            CheckedSql checked = policy.check(session, session.admit(sql));
             if (checked.throughViews()) {
                 return pending(session, session.execute(checked, options(context)), descriptor);
             }
@@ -233,7 +233,7 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
         return () -> {
             try {
                 Session session = session(context);
-                CheckedSql checked = policy.check(session, command.getQuery());
+                CheckedSql checked = policy.check(session, session.admit(command.getQuery()));
                 Session.Outcome outcome = session.execute(checked, options(context));
                 outcome.rows().ifPresent(ResultStream::close);
                 acknowledge(ack, outcome.updateCount().orElse(0));
@@ -270,7 +270,7 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
         try {
             Session session = session(context);
             String sql = request.getQuery();
-            PreparedQuery prepared = prepare(session, policy.check(session, sql), context);
+            PreparedQuery prepared = prepare(session, policy.check(session, session.admit(sql)), context);
             String handle = UUID.randomUUID().toString();
             session.keepPrepared(handle, prepared);
             ActionCreatePreparedStatementResult result = ActionCreatePreparedStatementResult.newBuilder()

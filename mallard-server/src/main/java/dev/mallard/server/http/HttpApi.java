@@ -120,6 +120,7 @@ public final class HttpApi implements AutoCloseable {
                 throw new MallardException(ErrorCode.USER_AUTH_FAILED, "give username and password in the JSON body, or Basic credentials");
             }
             users.authenticate(username, password, remote(request));
+            sessions.checkLoginClaims(username, claims);
             ObjectNode answer = JSON.createObjectNode();
             answer.put("accessToken", tokens.issue(username, claims));
             answer.put("username", username);
@@ -166,7 +167,8 @@ public final class HttpApi implements AutoCloseable {
                 session = sessions.open(bearer(request));
             }
             String sql = sql(request);
-            dev.mallard.server.sql.CheckedSql checked = policy.check(session, sql);
+            // Under row-level security the statement DuckDB runs is the token's filtered rewrite, which the gate checks.
+            dev.mallard.server.sql.CheckedSql checked = policy.check(session, session.admit(sql));
             CompressionUtil.CodecType arrowCompression = arrowCompression(option(request, ARROW_COMPRESSION));
             QueryOptions options = QueryOptions.resolve(option(request, QueryOptions.FETCH_SIZE), option(request, QueryOptions.QUERY_TIMEOUT),
                     defaultFetchSize, maxTimeoutSeconds).withQueryId(option(request, QueryOptions.QUERY_ID));

@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import dev.mallard.core.arrow.ArrowExport;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import dev.mallard.server.rls.RowLevelSecurity;
 import dev.mallard.server.views.ServedViews;
 import dev.mallard.views.ViewSql;
 import java.io.IOException;
@@ -44,6 +45,7 @@ public final class Session implements AutoCloseable {
     private final ScheduledExecutorService timer;
     private final Clock clock;
     private final ServedViews views;
+    private final Optional<RowLevelSecurity> security;
     private ServedViews.FrontDoor frontDoor;
     private final ReentrantLock lock = new ReentrantLock();
     private final Map<String, Object> handles = new ConcurrentHashMap<>();
@@ -60,6 +62,14 @@ public final class Session implements AutoCloseable {
 
     Session(String id, String username, Instant tokenExpiresAt, DuckDBConnection connection, BufferAllocator allocator,
             ScheduledExecutorService timer, Clock clock, ServedViews views, int maxPreparedStatements, boolean streamResults) {
+        this(id, username, tokenExpiresAt, connection, allocator, timer, clock, views, maxPreparedStatements, streamResults, Optional.empty());
+    }
+
+    /** @param security the row-level security of the session's token, which {@link #admit} applies */
+    Session(String id, String username, Instant tokenExpiresAt, DuckDBConnection connection, BufferAllocator allocator,
+            ScheduledExecutorService timer, Clock clock, ServedViews views, int maxPreparedStatements, boolean streamResults,
+            Optional<RowLevelSecurity> security) {
+        this.security = requireNonNull(security, "security is null");
         this.id = requireNonNull(id, "id is null");
         this.username = requireNonNull(username, "username is null");
         this.tokenExpiresAt = requireNonNull(tokenExpiresAt, "tokenExpiresAt is null");
@@ -91,6 +101,17 @@ public final class Session implements AutoCloseable {
 
     public Instant lastUsed() {
         return lastUsed;
+    }
+
+    /**
+     * The text DuckDB runs for a client's statement: under RESTRICTED and RESTRICT_READ_ONLY the row filter rewrite of
+     * the session's token (refusing what its grants do not allow), else the statement itself.
+     */
+    public String admit(String sql) {
+        if (security.isEmpty() || !security.get().rewrites()) {
+            return sql;
+        }
+        return sql(connection -> security.get().admit(connection, sql));
     }
 
     /** Runs work on the connection under the session's lock. SQL errors become {@code user.sql.invalid}. */

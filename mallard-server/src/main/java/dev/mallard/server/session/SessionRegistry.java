@@ -7,6 +7,8 @@ import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
 import dev.mallard.server.auth.AccessToken;
 import dev.mallard.server.config.ServerConfig;
+import dev.mallard.server.rls.ClaimPolicy;
+import dev.mallard.server.rls.RowLevelSecurity;
 import dev.mallard.server.views.ServedViews;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -33,6 +35,7 @@ public final class SessionRegistry implements AutoCloseable {
     static final String STANDARD_ARROW_TYPES = "SET arrow_lossless_conversion = false";
 
     private final Engine engine;
+    private final ClaimPolicy claims;
     private final ServedViews views;
     private final ScheduledExecutorService timer;
     private final Duration idleTimeout;
@@ -54,6 +57,12 @@ public final class SessionRegistry implements AutoCloseable {
 
     /** @param views the database's materialized views; the registry closes them after the sessions */
     public SessionRegistry(Engine engine, ServedViews views, ServerConfig.SessionLimits limits, boolean streamResults, Clock clock) {
+        this(engine, views, limits, streamResults, clock, ClaimPolicy.open());
+    }
+
+    /** @param claims which row-level security a token's session gets under the server's access mode */
+    public SessionRegistry(Engine engine, ServedViews views, ServerConfig.SessionLimits limits, boolean streamResults, Clock clock, ClaimPolicy claims) {
+        this.claims = requireNonNull(claims, "claims is null");
         this.streamResults = streamResults;
         this.engine = requireNonNull(engine, "engine is null");
         this.views = requireNonNull(views, "views is null");
@@ -88,6 +97,7 @@ public final class SessionRegistry implements AutoCloseable {
             throw new MallardException(ErrorCode.USER_SESSIONS_EXHAUSTED, "user " + token.username() + " holds " + mine
                     + " sessions, the server's max_sessions_per_user; close connections you no longer use or wait for idle ones to close");
         }
+        Optional<RowLevelSecurity> security = claims.forSession(token.username(), token.claims());
         DuckDBConnection connection = engine.newSession();
         try (Statement statement = connection.createStatement()) {
             // Clients (the JDBC driver above all) read DuckDB's standard Arrow types: HUGEINT as DECIMAL(38,0), UUID
@@ -103,7 +113,13 @@ public final class SessionRegistry implements AutoCloseable {
             closeQuietly(connection);
             throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot prepare a DuckDB session: " + e.getMessage(), e);
         }
-        Session session = new Session(token.sessionId(), token.username(), token.expiresAt(), connection, engine.allocator(), timer, clock, views, limits.maxPreparedStatements(), streamResults);
+        try {
+            security.ifPresent(rls -> rls.open(connection));
+        } catch (RuntimeException e) {
+            closeQuietly(connection);
+            throw e;
+        }
+        Session session = new Session(token.sessionId(), token.username(), token.expiresAt(), connection, engine.allocator(), timer, clock, views, limits.maxPreparedStatements(), streamResults, security);
         sessions.put(token.sessionId(), session);
         LOG.debug("session opened user={} open_sessions={}", token.username(), sessions.size());
         return session;
@@ -115,6 +131,11 @@ public final class SessionRegistry implements AutoCloseable {
         } catch (SQLException e) {
             // Already failing; the first error is the one reported.
         }
+    }
+
+    /** Checks a login's claims against the user's configuration before its token is issued. */
+    public void checkLoginClaims(String username, Map<String, Object> loginClaims) {
+        claims.checkLogin(username, loginClaims);
     }
 
     public Optional<Session> find(String sessionId) {

@@ -67,9 +67,6 @@ public final class AccessPolicy {
     public AccessPolicy(AccessMode mode, StatementClassifier classifier) {
         this.mode = requireNonNull(mode, "mode is null");
         this.classifier = requireNonNull(classifier, "classifier is null");
-        if (!mode.available()) {
-            throw new IllegalArgumentException("access mode " + mode + " is not available");
-        }
     }
 
     public AccessMode mode() {

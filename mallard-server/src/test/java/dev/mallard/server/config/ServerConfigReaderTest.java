@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.mallard.core.config.ConfigEnvironment;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import dev.mallard.server.config.AccessMode;
+import dev.mallard.server.config.ServerConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -79,12 +81,13 @@ class ServerConfigReaderTest {
     }
 
     @Test
-    void restrictedModesAreRefusedAsNotYetAvailable() {
+    void restrictedModesAreReadWithEachUsersFixedClaimsAndLoginClaims() {
         for (String mode : List.of("RESTRICTED", "RESTRICT_READ_ONLY")) {
-            assertThatThrownBy(() -> reader.read(Optional.empty(), List.of("users.0.username=a", "users.0.password=b", "access_mode=" + mode)))
-                    .isInstanceOf(MallardException.class)
-                    .hasMessageContaining("not available yet")
-                    .extracting(e -> ((MallardException) e).errorCode()).isEqualTo(ErrorCode.USER_CONFIG_UNSUPPORTED);
+            ServerConfig config = reader.read(Optional.empty(), List.of("users.0.username=a", "users.0.password=b", "access_mode=" + mode,
+                    "users.0.claims.x-dd-table=orders", "users.0.claims.x-dd-filter=tenant = 'abc'", "users.0.login_claims.0=x-dd-variables"));
+            assertThat(config.accessMode()).isEqualTo(AccessMode.valueOf(mode));
+            assertThat(config.users().get(0).claims()).containsEntry("x-dd-table", "orders").containsEntry("x-dd-filter", "tenant = 'abc'");
+            assertThat(config.users().get(0).loginClaims()).containsExactly("x-dd-variables");
         }
     }
 
