@@ -52,7 +52,9 @@ class ServerCommandIT {
             assertThat(response.statusCode()).isEqualTo(200);
             assertThat(response.body()).isEqualTo("{\"word\":\"hello\"}\n");
             assertThat(dir.resolve("wh").resolve("mallard.duckdb")).exists();
-            assertThat(dir.resolve("wh").resolve(".mallard").resolve("jwt-secret")).exists();
+            // The generated signing key lives beside the warehouse, out of what SQL may read (file_access: warehouse).
+            assertThat(dir.resolve("wh.mallard").resolve("jwt-secret")).exists();
+            assertThat(dir.resolve("wh").resolve(".mallard").resolve("jwt-secret")).doesNotExist();
         } finally {
             process.destroy();
             assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();

@@ -74,6 +74,27 @@ class LoginSecurityIT {
     }
 
     @Test
+    void flightLoginsAreThrottledPerUserUnderOneAddressOfTheirOwn() throws Exception {
+        List<UserAccount> users = List.of(new UserAccount("ada", PasswordHash.of("lovelace")));
+        try (MallardServer server = MallardServer.start(config(users, new ServerConfig.LoginLimits(2, 600)))) {
+            java.util.Properties wrong = new java.util.Properties();
+            wrong.put("user", "ada");
+            wrong.put("password", "guess");
+            for (int i = 0; i < 2; i++) {
+                org.assertj.core.api.Assertions.assertThatThrownBy(() -> java.sql.DriverManager.getConnection(TestServers.jdbcUrl(server), wrong).close())
+                        .hasStackTraceContaining("UNAUTHENTICATED");
+            }
+            java.util.Properties right = new java.util.Properties();
+            right.put("user", "ada");
+            right.put("password", "lovelace");
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> java.sql.DriverManager.getConnection(TestServers.jdbcUrl(server), right).close())
+                    .hasStackTraceContaining("too many failed logins");
+            // Flight's authenticator does not see the peer: its failures count under the address "flight", apart from HTTP's.
+            assertThat(login(HttpClient.newHttpClient(), server.httpPort(), "ada", "lovelace").statusCode()).isEqualTo(200);
+        }
+    }
+
+    @Test
     void eightClientsFloodingWrongPasswordsDoNotStarveHealthOrQueries() throws Exception {
         List<UserAccount> users = List.of(new UserAccount("ada", PasswordHash.of("lovelace")));
         try (MallardServer server = MallardServer.start(config(users, new ServerConfig.LoginLimits(1_000_000, 600)))) {

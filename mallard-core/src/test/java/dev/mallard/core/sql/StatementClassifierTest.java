@@ -208,7 +208,23 @@ class StatementClassifierTest {
         "DESCRIBE t", "SHOW TABLES", "SUMMARIZE t",
         "SELECT CAST(x AS STRUCT(a INT, b VARCHAR)), CAST(y AS MAP(VARCHAR, INT)), 'a'::ENUM('a', 'b') FROM t",
         "SELECT * FROM t AT (VERSION => 1)",
-        "SELECT x FROM t WINDOW w AS (PARTITION BY x) ORDER BY ALL"
+        "SELECT x FROM t WINDOW w AS (PARTITION BY x) ORDER BY ALL",
+        "FROM t PIVOT (sum(x) FOR y IN ('a', 'b'))",
+        "FROM t UNPIVOT (v FOR k IN (x))",
+        "SELECT * FROM t, LATERAL unnest([1, 2]) u(a)",
+        "SELECT struct_pack(a := 1), list_filter([1, 2], v -> v > 1), [v * 2 FOR v IN [1, 2]], MAP {'a': 1}",
+        "SELECT * FROM read_csv('/tmp/none.csv', header := true)",
+        "SELECT * EXCLUDE (x) FROM t", "SELECT * REPLACE (x + 1 AS x) FROM t", "SELECT COLUMNS(*) FROM t", "SELECT COLUMNS('x') + 1 FROM t",
+        "SELECT x FROM t UNION BY NAME SELECT x FROM u",
+        "SELECT y, count(*) FROM t GROUP BY CUBE (y)", "SELECT y, count(*) FROM t GROUP BY GROUPING SETS ((y), ())",
+        "SELECT y, count(*) FROM t GROUP BY ROLLUP (y)",
+        "SELECT * FROM t ASOF JOIN u ON t.x >= u.x", "SELECT * FROM t POSITIONAL JOIN u",
+        "SELECT * FROM t LIMIT (SELECT 1)", "SELECT * FROM t WHERE x = ANY(SELECT x FROM u)", "VALUES (1), (2)",
+        "SELECT x::JSON, TRY(1 / 0), $1, ?::INT FROM t", "SELECT * FROM t USING SAMPLE 10% (bernoulli)",
+        "SELECT COALESCE(x, 0), NULLIF(x, 1), x IS NOT DISTINCT FROM 1, y ILIKE 'a%', y NOT LIKE 'b' FROM t",
+        "SELECT * FROM (SELECT * FROM t) AS s(a, b)", "SELECT * FROM range(3) WITH ORDINALITY", "SELECT * FROM t NATURAL LEFT JOIN u",
+        "SELECT 1 AS a ORDER BY a DESC NULLS FIRST", "SELECT first(x ORDER BY y) FROM t", "SELECT x FROM t ORDER BY random()",
+        "WITH RECURSIVE r(n) USING KEY (n) AS (SELECT 1 UNION SELECT n + 1 FROM r WHERE n < 3) SELECT * FROM r"
     })
     void everyDayQueriesAreKnown(String sql) {
         ClassifiedStatement statement = classify(sql).statement();
