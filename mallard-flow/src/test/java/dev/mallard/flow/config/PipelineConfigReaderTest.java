@@ -22,6 +22,14 @@ class PipelineConfigReaderTest {
     }
 
     @Test
+    void aSinkWithoutATypeIsTheConsole() {
+        PipelineConfigReader.Result result = read("pipeline:\n  batch_size: 1\n" + SOURCE
+                + "  handler: {type: handlers.InferredMemBatch, sql: SELECT * FROM batch}\n  sink: {format: {type: parquet}}\n");
+        assertThat(result.errors()).isEmpty();
+        assertThat(result.orThrow().pipeline().sink().type()).isEqualTo("console");
+    }
+
+    @Test
     void aSqlflowConfigReadsIntoTheModel() {
         PipelineConfig config = read("""
                 commands:
