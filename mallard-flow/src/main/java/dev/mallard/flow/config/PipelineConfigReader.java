@@ -154,6 +154,11 @@ public final class PipelineConfigReader {
                                 + "(a kafka sink and ClickHouse's Kafka table engine, or a postgres sink), or run this config with SQLFlow"));
             }
         }
+        if (pipeline.path("source").path("on_error").path("policy").asText("raise").equalsIgnoreCase("ignore")) {
+            errors.add(problem(file, yaml, "pipeline.source.on_error.policy", ErrorCode.USER_CONFIG_UNSUPPORTED,
+                    "a source error policy of ignore is not supported: a source that fails stops the pipeline; to skip messages "
+                            + "that fail, set pipeline.on_error.policy: IGNORE (or DLQ) and remove pipeline.source.on_error"));
+        }
         JsonNode onError = pipeline.path("on_error");
         if (onError.path("policy").asText("").equalsIgnoreCase("dlq") && !onError.has("dlq")) {
             errors.add(problem(file, yaml, "pipeline.on_error.policy", ErrorCode.USER_CONFIG_INVALID,

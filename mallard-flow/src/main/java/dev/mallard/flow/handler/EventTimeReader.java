@@ -80,6 +80,7 @@ public final class EventTimeReader {
                 }
                 case UNIX_SECONDS -> new BigDecimal(text.strip()).multiply(MICROS_PER_SECOND).longValue();
                 case UNIX_MILLIS -> new BigDecimal(text.strip()).multiply(MICROS_PER_MILLI).longValue();
+                case UNIX_MICROS -> new BigDecimal(text.strip()).longValueExact();
             };
         } catch (DateTimeException | NumberFormatException | ArithmeticException e) {
             throw new IllegalArgumentException("event_time: the field " + config.path() + " holds " + quote(text)
@@ -125,6 +126,7 @@ public final class EventTimeReader {
             case RFC3339 -> "an RFC 3339 time such as 2015-12-12T19:11:01Z (event_time.format: rfc3339)";
             case UNIX_SECONDS -> "a number of seconds since 1970 (event_time.format: unix_seconds)";
             case UNIX_MILLIS -> "a number of milliseconds since 1970 (event_time.format: unix_millis)";
+            case UNIX_MICROS -> "a whole number of microseconds since 1970 (event_time.format: unix_micros)";
         };
     }
 

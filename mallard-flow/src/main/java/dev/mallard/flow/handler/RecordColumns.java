@@ -112,13 +112,14 @@ public record RecordColumns(Optional<EventTime> eventTime) {
 
     /** How the event-time field is written. */
     public enum EventTimeFormat {
-        RFC3339, UNIX_SECONDS, UNIX_MILLIS;
+        RFC3339, UNIX_SECONDS, UNIX_MILLIS, UNIX_MICROS;
 
         static EventTimeFormat parse(String name) {
             return switch (name) {
                 case "rfc3339" -> RFC3339;
                 case "unix_seconds", "unix_s" -> UNIX_SECONDS;
                 case "unix_millis", "unix_ms" -> UNIX_MILLIS;
+                case "unix_micros", "unix_us" -> UNIX_MICROS;
                 default -> throw new IllegalArgumentException("unknown event_time.format " + name);
             };
         }

@@ -105,6 +105,7 @@ public final class TumblingWindow implements AutoCloseable {
         this.own = engine.newSession();
         checkEmitSql();
         metrics.watermark(watermark.value());
+        metrics.closedAt(closedUpTo);
     }
 
     public WindowConfig config() {

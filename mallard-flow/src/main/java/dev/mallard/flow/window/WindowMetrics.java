@@ -51,7 +51,7 @@ public final class WindowMetrics {
         Gauge.builder("window_newest_bucket_start_seconds", newestBucketMicros, WindowMetrics::seconds)
                 .description("The start of the newest bucket a record was written to.").tags(tags).register(meters);
         Gauge.builder("window_close_lag_seconds", this, WindowMetrics::closeLag)
-                .description("Wall clock now minus the watermark at the last close: how far publication trails real time.")
+                .description("How far the window's closes trail its watermark, in event time; 0 while closes keep up.")
                 .tags(tags).register(meters);
     }
 
@@ -89,13 +89,23 @@ public final class WindowMetrics {
         closedAtMicros.set(watermark);
     }
 
+    /** Where the window had closed when it started (its state's record), before any close of this run. */
+    void closedAt(long watermark) {
+        closedAtMicros.set(watermark);
+    }
+
+    /**
+     * SQLFlow's reading: the watermark the data has reached minus how far closes have committed, in event time, so
+     * zero whenever a close keeps up and growing while closes fail. No wall clock enters it: a quiet stream, or
+     * old data replayed, is not a window falling behind.
+     */
     private double closeLag() {
-        long at = closedAtMicros.get();
-        if (at == Watermark.NONE) {
-            return Double.NaN;
+        long w = watermarkMicros.get();
+        long settled = closedAtMicros.get();
+        if (w == Watermark.NONE || settled == Watermark.NONE) {
+            return 0;
         }
-        long now = clock.instant().toEpochMilli() * 1000;
-        return (now - at) / 1e6;
+        return Math.max(0, w - settled) / 1e6;
     }
 
     private static double seconds(AtomicLong micros) {

@@ -22,6 +22,27 @@ class PipelineConfigReaderTest {
     }
 
     @Test
+    void sqlflowsSourceErrorPolicyIsAcceptedAndIgnoreIsRefusedNamingWhatToUse() {
+        String head = "pipeline:\n  batch_size: 1\n  source:\n    on_error:\n      policy: %s\n"
+                + "    type: kafka\n    kafka: {brokers: [localhost:9092], group_id: g, auto_offset_reset: earliest, topics: [t]}\n"
+                + "  handler: {type: handlers.InferredMemBatch, sql: SELECT * FROM batch}\n  sink: {type: console}\n";
+        assertThat(read(head.formatted("raise")).errors()).isEmpty();
+        assertThat(read(head.formatted("ignore")).errors()).singleElement().satisfies(problem -> {
+            assertThat(problem.path()).isEqualTo("pipeline.source.on_error.policy");
+            assertThat(problem.code()).isEqualTo(ErrorCode.USER_CONFIG_UNSUPPORTED);
+            assertThat(problem.message()).contains("pipeline.on_error.policy: IGNORE");
+        });
+    }
+
+    @Test
+    void aSinkWithoutATypeIsTheConsole() {
+        PipelineConfigReader.Result result = read("pipeline:\n  batch_size: 1\n" + SOURCE
+                + "  handler: {type: handlers.InferredMemBatch, sql: SELECT * FROM batch}\n  sink: {format: {type: parquet}}\n");
+        assertThat(result.errors()).isEmpty();
+        assertThat(result.orThrow().pipeline().sink().type()).isEqualTo("console");
+    }
+
+    @Test
     void aSqlflowConfigReadsIntoTheModel() {
         PipelineConfig config = read("""
                 commands:

@@ -32,6 +32,13 @@ class EventTimeReaderTest {
     }
 
     @Test
+    void unixMicrosAsBlueskysJetstreamWritesTimeUs() {
+        assertThat(read("time_us", EventTimeFormat.UNIX_MICROS, "{\"time_us\":1449947461123456}")).isEqualTo(AT + 123_456);
+        assertThat(read("time_us", EventTimeFormat.UNIX_MICROS, "{\"time_us\":\"1449947461000001\"}")).isEqualTo(AT + 1);
+        assertThat(RecordColumns.EventTimeFormat.parse("unix_us")).isEqualTo(EventTimeFormat.UNIX_MICROS);
+    }
+
+    @Test
     void aDottedPathReadsANestedFieldAndSkipsEverythingElse() {
         assertThat(read("meta.ts", EventTimeFormat.RFC3339,
                 "{\"ts\":\"ignored\",\"list\":[{\"meta\":1}],\"meta\":{\"other\":{\"ts\":2},\"ts\":\"2015-12-12T19:11:01Z\"}}"))

@@ -108,6 +108,39 @@ class DevInvokeTest {
     }
 
     @Test
+    void aWebSocketSourceCarriesEventTimeInEpochMicrosecondsIntoAWindow() throws Exception {
+        // Bluesky's Jetstream over WebSocket: each event's time is time_us, microseconds since 1970.
+        PipelineConfig config = new PipelineConfigReader(ConfigEnvironment.from(Map.of())).read("p.yml", """
+                tables:
+                  sql:
+                    - name: kinds
+                      sql: CREATE TABLE kinds (bucket TIMESTAMPTZ, kind VARCHAR, n BIGINT)
+                      window:
+                        time_column: bucket
+                        size_seconds: 60
+                        emit_sql: SELECT bucket, kind, sum(n) AS n FROM closed GROUP BY ALL ORDER BY bucket, kind
+                        sink: {type: console}
+                pipeline:
+                  batch_size: 10
+                  source:
+                    type: websocket
+                    websocket:
+                      uri: wss://jetstream2.us-east.bsky.network/subscribe
+                      event_time: {path: time_us, format: unix_micros}
+                  handler:
+                    type: handlers.InferredMemBatch
+                    sql: |
+                      INSERT INTO kinds
+                      SELECT time_bucket(INTERVAL '60 seconds', event_time), kind, count(*) FROM batch GROUP BY ALL
+                  sink: {type: noop}
+                """).orThrow();
+        String out = invoke(config, "{\"kind\":\"commit\",\"time_us\":1449947461000000}\n"
+                + "{\"kind\":\"commit\",\"time_us\":1449947470000000}\n{\"kind\":\"identity\",\"time_us\":1449947530000000}\n");
+        assertThat(out.lines()).containsExactly("{\"bucket\":\"2015-12-12T19:11:00Z\",\"kind\":\"commit\",\"n\":2}",
+                "{\"bucket\":\"2015-12-12T19:12:00Z\",\"kind\":\"identity\",\"n\":1}");
+    }
+
+    @Test
     void aBadValueNamesTheFixtureLine() {
         assertThatThrownBy(() -> invoke(config("    type: handlers.StructuredBatch\n    table: events\n    sql: SELECT * FROM events\n", "console"),
                 "{\"city\":\"a\",\"n\":1}\n{\"city\":\"b\",\"n\":\"many\"}\n"))

@@ -193,6 +193,27 @@ class WindowSimulatorTest {
         assertThat(published()).containsExactly(row(0, "a", 1), row(0, "b", 2), row(2, "a", 1));
     }
 
+    private double closeLag() {
+        return registry.meters().find("window_close_lag_seconds").tags("window", "counts").gauge().value();
+    }
+
+    @Test
+    void theCloseLagIsHowFarClosesTrailTheWatermarkInEventTimeNotTheWallClock() throws Exception {
+        // 2015 data read in a later year: the closes keep up, so nothing lags, however old the events are.
+        start();
+        assign(P0);
+        assertThat(closeLag()).isZero();
+        deliver(P0, "10 a", "20 a");
+        deliver(P0, "130 a");
+        assertThat(published()).containsExactly(row(0, "a", 2));
+        assertThat(closeLag()).isZero();
+        // W moves past bucket 1 while its close has not run yet: the close is 60 s of event time behind.
+        assertThat(deliverWithoutClosing(P0, "190 a")).isTrue();
+        assertThat(closeLag()).isEqualTo(60.0);
+        window.closeBuckets();
+        assertThat(closeLag()).isZero();
+    }
+
     @Test
     void outOfOrderRowsInsideTheGraceAreNotLate() throws Exception {
         start();
