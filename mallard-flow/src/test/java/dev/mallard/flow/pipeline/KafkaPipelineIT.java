@@ -634,18 +634,25 @@ class KafkaPipelineIT {
         javax.management.MBeanServer beans = java.lang.management.ManagementFactory.getPlatformMBeanServer();
         String prefix = "kafka.consumer:type=consumer-fetch-manager-metrics,client-id=mallard-" + group + ",topic=" + topic;
         dev.mallard.testkit.Await.until("the pipeline's consumer to hand over " + consumed + " records of " + topic + " with no lag", () -> {
-            javax.management.ObjectName perTopic = new javax.management.ObjectName(prefix);
-            if (!beans.isRegistered(perTopic) || ((Number) beans.getAttribute(perTopic, "records-consumed-total")).doubleValue() < consumed) {
+            if (!(metric(beans, prefix, "records-consumed-total") >= consumed)) {
                 return false;
             }
             for (int partition = 0; partition < partitions; partition++) {
-                javax.management.ObjectName lag = new javax.management.ObjectName(prefix + ",partition=" + partition);
-                if (!beans.isRegistered(lag) || ((Number) beans.getAttribute(lag, "records-lag")).doubleValue() != 0.0) {
+                if (metric(beans, prefix + ",partition=" + partition, "records-lag") != 0.0) {
                     return false;
                 }
             }
             return true;
         });
+    }
+
+    /** A client metric's value; NaN while the client has not registered it (yet, or again after a rebalance). */
+    private static double metric(javax.management.MBeanServer beans, String name, String attribute) throws Exception {
+        try {
+            return ((Number) beans.getAttribute(new javax.management.ObjectName(name), attribute)).doubleValue();
+        } catch (javax.management.InstanceNotFoundException | javax.management.AttributeNotFoundException notYet) {
+            return Double.NaN;
+        }
     }
 
     /** Waits until the group is stable with this many members. */
