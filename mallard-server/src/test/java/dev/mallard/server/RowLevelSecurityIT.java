@@ -272,6 +272,50 @@ class RowLevelSecurityIT {
         }
     }
 
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {
+        "COPY orders TO '/tmp/mallard-rls-leak.csv'",
+        "EXPORT DATABASE '/tmp/mallard-rls-export'",
+        "ATTACH ':memory:' AS other",
+        "INSTALL httpfs",
+        "LOAD httpfs",
+        "SET threads = 1",
+        "RESET threads",
+        "PRAGMA enable_profiling",
+        "CALL checkpoint()",
+        "SELECT * FROM checkpoint()",
+        "WITH x AS (DELETE FROM orders RETURNING *) SELECT count(*) FROM x",
+        "WITH x AS (UPDATE orders SET amount = 0 RETURNING *) SELECT count(*) FROM x",
+        "SELECT id FROM orders; DELETE FROM orders",
+        "SELECT * FROM query('DELETE FROM orders')",
+        "SELECT * FROM query_table('secrets')",
+        "SELECT * FROM read_text('/etc/passwd')",
+        "SELECT * FROM glob('/etc/*')",
+        "SELECT * FROM read_csv('/etc/passwd')",
+        "SELECT * FROM read_text('" + "/proc/self/environ" + "')",
+        "SELECT dbsp_create_view('v2', 'SELECT 1')",
+        "SELECT * FROM dbsp_stats()",
+        "DELETE FROM orders",
+        "INSERT INTO orders VALUES (9, 'abc', 'eve', 1)"
+    })
+    void everyEscapeIsRefusedWithACodedErrorInBothModesOverBothListeners(String sql) throws Exception {
+        Map<String, Object> claims = Map.of(RlsClaims.ACCESS, ORDERS_ABC);
+        for (MallardServer server : List.of(restricted, restrictReadOnly)) {
+            HttpResponse<String> answer = http(server, TestServers.USER, TestServers.PASSWORD, claims, sql);
+            assertThat(answer.statusCode()).as(sql).isIn(400, 403);
+            assertThat(answer.body()).as(sql).containsAnyOf("user.access.denied", "user.access.statement_unsupported");
+            assertThatThrownBy(() -> jdbcRows(server, TestServers.USER, TestServers.PASSWORD, claims, sql)).as(sql).isInstanceOf(SQLException.class);
+            Properties properties = TestServers.credentials();
+            properties.put(RlsClaims.ACCESS, ORDERS_ABC);
+            try (Connection connection = DriverManager.getConnection(TestServers.jdbcUrl(server), properties); Statement statement = connection.createStatement()) {
+                assertThatThrownBy(() -> statement.executeUpdate(sql)).as(sql).isInstanceOf(SQLException.class);
+            }
+            assertThat(both(server, Map.of(RlsClaims.ACCESS, "[[\"table\",\"orders\",\"*\",\"true\"]]"), "SELECT count(*), sum(amount) FROM orders"))
+                    .containsExactly("4|100");
+        }
+        assertThat(Files.exists(Path.of("/tmp/mallard-rls-leak.csv"))).isFalse();
+    }
+
     // ---- helpers ----
 
     /** The rows of a query over HTTP and over JDBC, required equal. */
@@ -298,10 +342,18 @@ class RowLevelSecurityIT {
                 .POST(HttpRequest.BodyPublishers.ofString(body.toString())).build(), HttpResponse.BodyHandlers.ofString());
     }
 
+    /** One token (one session) per server, user and claims: a login per query would hold a session per query until idle. */
+    private static final Map<String, String> TOKENS = new java.util.concurrent.ConcurrentHashMap<>();
+
     private static HttpResponse<String> http(MallardServer server, String user, String password, Map<String, Object> claims, String sql) throws Exception {
-        HttpResponse<String> login = login(server, user, password, claims);
-        assertThat(login.statusCode()).as(login.body()).isEqualTo(200);
-        String token = JSON.readTree(login.body()).path("accessToken").asText();
+        String key = server.httpPort() + "|" + user + "|" + new java.util.TreeMap<>(claims);
+        String token = TOKENS.get(key);
+        if (token == null) {
+            HttpResponse<String> login = login(server, user, password, claims);
+            assertThat(login.statusCode()).as(login.body()).isEqualTo(200);
+            token = JSON.readTree(login.body()).path("accessToken").asText();
+            TOKENS.put(key, token);
+        }
         return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.httpPort() + "/v1/query?q="
                         + URLEncoder.encode(sql, StandardCharsets.UTF_8))).header("Authorization", "Bearer " + token)
                 .header("Accept", "text/tab-separated-values").GET().build(), HttpResponse.BodyHandlers.ofString());

@@ -287,7 +287,10 @@ final class RowFilterRewriter {
             String catalogName = ref.path("catalog_name").asText("");
             String schemaName = ref.path("schema_name").asText("");
             String tableName = ref.path("table_name").asText("");
-            if (catalogName.isEmpty() && schemaName.isEmpty() && scope.has(tableName)) {
+            JsonNode path = ref.path("qualified_name").path("path");
+            boolean bare = catalogName.isEmpty() && schemaName.isEmpty()
+                    && (path.isMissingNode() || path.size() == 1 && path.get(0).asText().equals(tableName));
+            if (bare && scope.has(tableName)) {
                 return ref;
             }
             if (ref.hasNonNull("at_clause")) {
@@ -520,7 +523,7 @@ final class RowFilterRewriter {
                     throw RlsClaims.invalid("the row filter '" + filter + "' holds a " + type.toLowerCase(Locale.ROOT)
                             + "; a row filter reads the row's own columns, constants and getvariable() only");
                 }
-                if (type.equals("FUNCTION") && catalog.isUserFunction(object.path("function_name").asText(""))) {
+                if (object.has("function_name") && catalog.isUserFunction(object.path("function_name").asText(""))) {
                     throw RlsClaims.invalid("the row filter '" + filter + "' calls the user-defined function "
                             + object.path("function_name").asText() + ", which row-level security cannot see into");
                 }
@@ -645,7 +648,7 @@ final class RowFilterRewriter {
                 if (!EXPRESSIONS.contains(type)) {
                     throw unsupported("the expression class " + type);
                 }
-                if (type.equals("FUNCTION") && catalog.isUserFunction(object.path("function_name").asText(""))) {
+                if (object.has("function_name") && catalog.isUserFunction(object.path("function_name").asText(""))) {
                     throw unsupported("the user-defined function " + object.path("function_name").asText()
                             + " (a macro or UDF, which could read tables row-level security cannot see)");
                 }
