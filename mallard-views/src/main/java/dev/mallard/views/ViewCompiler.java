@@ -45,10 +45,90 @@ final class ViewCompiler {
      * it was built with (see {@link ViewRegistry#LAYOUT}).
      */
     DeltaProgram compile(String view, String sql, int layout) {
-        JsonNode node = tree.parseQuery(sql);
+        JsonNode node = spellGroupsOut(tree.parseQuery(sql).deepCopy());
         Compilation compilation = new Compilation(view, layout);
-        DeltaProgram program = compilation.compile(node);
-        return compilation.grouped.isEmpty() ? program : new GroupedRelationsProgram(program, compilation.grouped);
+        try {
+            DeltaProgram program = compilation.compile(node);
+            return compilation.grouped.isEmpty() ? program : new GroupedRelationsProgram(program, compilation.grouped);
+        } catch (MallardException refused) {
+            if (!compilation.recomputeGroups || !"SELECT_NODE".equals(node.path("type").asText())) {
+                throw refused;
+            }
+            // An aggregate that cannot move by the delta (median, quantile_cont, mode, string_agg(... ORDER BY ...),
+            // ...) at the top level: the view is its query as a grouped subquery, whose touched groups are recomputed.
+            Compilation wrapped = new Compilation(view, layout);
+            try {
+                DeltaProgram program = wrapped.compile(spellGroupsOut(tree.parseQuery("SELECT * FROM (" + sql + "\n) AS q").deepCopy()));
+                return wrapped.grouped.isEmpty() ? program : new GroupedRelationsProgram(program, wrapped.grouped);
+            } catch (MallardException alsoRefused) {
+                refused.addSuppressed(alsoRefused);
+                throw refused;
+            }
+        }
+    }
+
+    /**
+     * Writes {@code GROUP BY ALL} and {@code GROUP BY <position>} out as the expressions they stand for, in every SELECT
+     * of the tree, so the compiler sees plain grouping expressions: ALL groups by every select item without an
+     * aggregate, a position by that select item (as DuckDB does).
+     */
+    private JsonNode spellGroupsOut(JsonNode node) {
+        if (node.isObject() && "SELECT_NODE".equals(node.path("type").asText())) {
+            ObjectNode select = (ObjectNode) node;
+            JsonNode items = select.path("select_list");
+            if ("FORCE_AGGREGATES".equals(select.path("aggregate_handling").asText())) {
+                ArrayNode groups = select.putArray("group_expressions");
+                ArrayNode set = JsonNodeFactory.instance.arrayNode();
+                for (JsonNode item : items) {
+                    if (!"STAR".equals(item.path("class").asText()) && !mentionsAggregate(item)) {
+                        set.add(groups.size());
+                        groups.add(unaliased(item));
+                    }
+                }
+                ArrayNode sets = select.putArray("group_sets");
+                if (!groups.isEmpty()) {
+                    sets.add(set);
+                }
+                select.put("aggregate_handling", "STANDARD_HANDLING");
+            } else {
+                ArrayNode groups = (ArrayNode) select.path("group_expressions");
+                for (int i = 0; groups != null && i < groups.size(); i++) {
+                    JsonNode group = groups.get(i);
+                    JsonNode literal = group.path("literal");
+                    if ("CONSTANT".equals(group.path("class").asText()) && "INTEGER".equals(literal.path("kind").asText())) {
+                        int position = Integer.parseInt(literal.path("text").asText());
+                        if (position < 1 || position > items.size()) {
+                            throw new MallardException(ErrorCode.USER_SQL_INVALID, "GROUP BY " + position
+                                    + ": the SELECT list has " + items.size() + " items");
+                        }
+                        groups.set(i, unaliased(items.get(position - 1)));
+                    }
+                }
+            }
+        }
+        node.forEach(this::spellGroupsOut);
+        return node;
+    }
+
+    private static JsonNode unaliased(JsonNode item) {
+        ObjectNode copy = item.deepCopy();
+        copy.put("alias", "");
+        return copy;
+    }
+
+    private boolean mentionsAggregate(JsonNode node) {
+        if ("FUNCTION".equals(node.path("class").asText()) && catalog.isAggregate(node.path("function_name").asText())) {
+            return true;
+        }
+        if ("SUBQUERY".equals(node.path("class").asText()) || "WINDOW".equals(node.path("class").asText())) {
+            return false;
+        }
+        for (JsonNode child : node) {
+            if (child.isContainerNode() && mentionsAggregate(child)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** A common table expression: its query and the CTEs it may read (those defined before it). */
@@ -84,6 +164,17 @@ final class ViewCompiler {
 
         /** Whether SUM, AVG and COUNT of one argument share their state columns (layout 2 on). */
         private final boolean shareSlots;
+
+        /**
+         * Set when the view's own aggregates include one that cannot move by the delta: the view can still be kept by
+         * recomputing its touched groups, as a grouped subquery.
+         */
+        private boolean recomputeGroups;
+
+        private MallardException recomputed(MallardException refusal) {
+            recomputeGroups = true;
+            return refusal;
+        }
 
         Compilation(String view, int layout) {
             this.view = view;
@@ -950,6 +1041,7 @@ final class ViewCompiler {
                     filter = Optional.of(tree.print(call.path("filter")));
                 }
                 if (call.path("order_bys").path("orders").size() > 0) {
+                    recomputeGroups = true;
                     throw Refusal.unsupported(view, name + "(... ORDER BY ...)", "drop the ORDER BY inside the aggregate");
                 }
                 List<JsonNode> arguments = arguments(call);
@@ -960,9 +1052,9 @@ final class ViewCompiler {
                     case "avg", "mean" -> AggregateSlot.Kind.AVG;
                     case "min" -> AggregateSlot.Kind.MIN;
                     case "max" -> AggregateSlot.Kind.MAX;
-                    default -> throw Refusal.unsupported(view, "the aggregate " + name + "()",
+                    default -> throw recomputed(Refusal.unsupported(view, "the aggregate " + name + "()",
                             "the maintained aggregates are SUM, COUNT, COUNT(*), AVG, MIN and MAX; compute "
-                                    + name + "() in the query that reads the view, or in a plain DuckDB view");
+                                    + name + "() in the query that reads the view, or in a plain DuckDB view"));
                 };
                 if (arguments.size() > (kind == AggregateSlot.Kind.COUNT_STAR ? 0 : 1)) {
                     throw Refusal.unsupported(view, name + "() with " + arguments.size() + " arguments",

@@ -110,6 +110,24 @@ class ViewsEqualTheirQueryTest {
         check(views, history);
     }
 
+    @Property
+    void holisticAggregatesAndGroupBySpellingsEqualTheirQuery(@ForAll("holistic") List<String> views,
+            @ForAll("histories") List<Batch> history) {
+        check(views, history);
+    }
+
+    @Provide
+    Arbitrary<List<String>> holistic() {
+        // Orders that leave no freedom (ties hold equal values), so the query's answer is unique.
+        Arbitrary<String> call = Arbitraries.of("median(x)", "quantile_disc(x, 0.25)", "string_agg(s, ',' ORDER BY s)",
+                "list(x ORDER BY x NULLS FIRST)", "quantile_cont(k, 0.5)", "sum(x)", "count(*)", "max(s)", "mode(k % 1)");
+        Arbitrary<String> view = Combinators.combine(Arbitraries.of(KEYS), call.list().ofMinSize(1).ofMaxSize(3),
+                Arbitraries.of("ALL", "1", "key"), Arbitraries.of(A_FILTERS))
+                .as((key, calls, by, filter) -> "SELECT " + key + " AS g, " + aliased(calls) + " FROM a WHERE " + filter
+                        + " GROUP BY " + (by.equals("key") ? key : by));
+        return view.list().ofMinSize(1).ofMaxSize(2);
+    }
+
     /**
      * 2-4 {@code jdbc:mallard:} connections write one file at once (inserts, RETURNING, transactions that commit or
      * roll back; the first writer also updates and deletes) while another reads the views: every write that committed
