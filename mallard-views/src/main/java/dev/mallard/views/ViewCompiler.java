@@ -45,7 +45,11 @@ final class ViewCompiler {
      * it was built with (see {@link ViewRegistry#LAYOUT}).
      */
     DeltaProgram compile(String view, String sql, int layout) {
-        JsonNode node = spellGroupsOut(tree.parseQuery(sql).deepCopy());
+        JsonNode node = distinctOnAsQualify(view, spellGroupsOut(tree.parseQuery(sql).deepCopy()));
+        Optional<String> sets = groupingSetsAsUnion(view, sql, node);
+        if (sets.isPresent()) {
+            node = tree.parseQuery(sets.get());
+        }
         Compilation compilation = new Compilation(view, layout);
         try {
             DeltaProgram program = compilation.compile(node);
@@ -108,6 +112,116 @@ final class ViewCompiler {
         }
         node.forEach(this::spellGroupsOut);
         return node;
+    }
+
+    /**
+     * {@code SELECT DISTINCT ON (keys) ... [ORDER BY ...]} as the view's own SELECT is the first row of each key by that
+     * order: written as {@code QUALIFY row_number() OVER (PARTITION BY keys ORDER BY ...) = 1}, which the window family
+     * keeps by recomputing the touched keys' rows. Without ORDER BY (or with ties in it) DuckDB may pick any of a key's
+     * rows, and the view holds one of its answers, as for any window with ties.
+     */
+    private JsonNode distinctOnAsQualify(String view, JsonNode node) {
+        if (!"SELECT_NODE".equals(node.path("type").asText())) {
+            return node;
+        }
+        JsonNode targets = null;
+        JsonNode orders = null;
+        for (JsonNode modifier : node.path("modifiers")) {
+            switch (modifier.path("type").asText()) {
+                case "DISTINCT_MODIFIER" -> targets = modifier.path("distinct_on_targets");
+                case "ORDER_MODIFIER" -> orders = modifier.path("orders");
+                default -> {
+                    return node; // LIMIT with DISTINCT ON: refused by the compiler as it is.
+                }
+            }
+        }
+        if (targets == null || targets.isEmpty() || !node.path("qualify").isNull() && !node.path("qualify").isMissingNode()) {
+            return node;
+        }
+        List<String> keys = new ArrayList<>();
+        targets.forEach(target -> keys.add(tree.print(target)));
+        List<String> order = new ArrayList<>();
+        if (orders != null) {
+            for (JsonNode item : orders) {
+                String direction = switch (item.path("type").asText()) {
+                    case "ASCENDING" -> " ASC";
+                    case "DESCENDING" -> " DESC";
+                    case "ORDER_DEFAULT" -> "";
+                    default -> throw Refusal.unsupported(view, "DISTINCT ON with ORDER BY " + item.path("type").asText(),
+                            "order by expressions ASC or DESC");
+                };
+                String nulls = switch (item.path("null_order").asText()) {
+                    case "NULLS FIRST", "NULLS_FIRST" -> " NULLS FIRST";
+                    case "NULLS LAST", "NULLS_LAST" -> " NULLS LAST";
+                    case "ORDER_DEFAULT" -> "";
+                    default -> throw Refusal.unsupported(view, "DISTINCT ON with ORDER BY ... " + item.path("null_order").asText(),
+                            "order NULLS FIRST or NULLS LAST");
+                };
+                order.add(tree.print(item.path("expression")) + direction + nulls);
+            }
+        }
+        ObjectNode select = (ObjectNode) node;
+        select.putArray("modifiers");
+        select.set("qualify", tree.parseExpression("row_number() OVER (PARTITION BY " + String.join(", ", keys)
+                + (order.isEmpty() ? "" : " ORDER BY " + String.join(", ", order)) + ") = 1"));
+        return select;
+    }
+
+    /**
+     * {@code GROUP BY GROUPING SETS (...)}, {@code ROLLUP (...)} or {@code CUBE (...)} as the view's own SELECT: a
+     * {@code UNION ALL} of one grouped subquery per set, each select item that is a grouping expression outside the
+     * set written as a typed NULL (as DuckDB shows it), so each set's groups are kept like any aggregating subquery.
+     * Refused when a select item is neither a grouping expression nor an aggregate call, or uses {@code GROUPING()}.
+     */
+    private Optional<String> groupingSetsAsUnion(String view, String sql, JsonNode node) {
+        JsonNode sets = node.path("group_sets");
+        JsonNode groups = node.path("group_expressions");
+        if (!"SELECT_NODE".equals(node.path("type").asText()) || sets.size() < 2 && (sets.size() != 1 || sets.get(0).size() == groups.size())) {
+            return Optional.empty();
+        }
+        String alternative = "one view per grouping, or select only grouping expressions and aggregate calls";
+        if (!node.path("modifiers").isEmpty()) {
+            throw Refusal.unsupported(view, "GROUPING SETS, ROLLUP or CUBE with DISTINCT, ORDER BY or LIMIT", alternative);
+        }
+        List<String> columns = tree.describe(sql);
+        JsonNode items = node.path("select_list");
+        List<JsonNode> shapes = new ArrayList<>();
+        groups.forEach(group -> shapes.add(SqlTree.shape(group)));
+        List<String> branches = new ArrayList<>();
+        for (JsonNode set : sets) {
+            Set<Integer> in = new HashSet<>();
+            set.forEach(index -> in.add(index.asInt()));
+            ObjectNode branch = node.deepCopy();
+            ArrayNode list = branch.putArray("select_list");
+            for (int i = 0; i < items.size(); i++) {
+                JsonNode item = items.get(i);
+                String[] column = columns.get(i).split("\u0000", 2);
+                int group = shapes.indexOf(SqlTree.shape(item));
+                ObjectNode written;
+                if (group >= 0) {
+                    written = (in.contains(group) ? item : tree.parseExpression("CAST(NULL AS " + column[1] + ")")).deepCopy();
+                } else if ("FUNCTION".equals(item.path("class").asText()) && catalog.isAggregate(item.path("function_name").asText())
+                        && !item.path("function_name").asText().toLowerCase(Locale.ROOT).startsWith("grouping")) {
+                    written = item.deepCopy();
+                } else {
+                    throw Refusal.unsupported(view, "GROUPING SETS, ROLLUP or CUBE with the select item " + tree.print(item), alternative);
+                }
+                written.put("alias", column[0]);
+                list.add(written);
+            }
+            ArrayNode kept = branch.putArray("group_expressions");
+            ArrayNode keptSet = JsonNodeFactory.instance.arrayNode();
+            for (int index : new java.util.TreeSet<>(in)) {
+                keptSet.add(kept.size());
+                kept.add(groups.get(index).deepCopy());
+            }
+            ArrayNode oneSet = branch.putArray("group_sets");
+            if (!kept.isEmpty()) {
+                oneSet.add(keptSet);
+            }
+            branches.add("SELECT * FROM (" + tree.printQuery(branch) + ") AS " + Sql.quote("set" + branches.size()));
+        }
+        return Optional.of(String.join("\nUNION ALL ", branches));
     }
 
     private static JsonNode unaliased(JsonNode item) {
