@@ -19,7 +19,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
@@ -39,7 +38,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class MaterializedViews implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(MaterializedViews.class);
-    private static final Pattern NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
 
     /**
      * A view and how it is kept: {@code merged}, its name is a DuckDB view over its state and the pending changes
@@ -794,8 +792,10 @@ public final class MaterializedViews implements AutoCloseable {
 
     private String trackMaintaining(String table) {
         requireNonNull(table, "table is null");
-        String[] parts = table.split("\\.");
-        unmerge(Set.of(parts[parts.length - 1].replace("\"", "").toLowerCase(Locale.ROOT)));
+        List<SqlTokens.Token> parts = SqlTokens.of(table);
+        if (!parts.isEmpty()) {
+            unmerge(Set.of(parts.get(parts.size() - 1).value().toLowerCase(Locale.ROOT)));
+        }
         TableName name = trackable(table);
         List<TableName> opened = attachedCapture.open(List.of(name));
         transactionOpening(opened, () -> {
@@ -1325,10 +1325,24 @@ public final class MaterializedViews implements AutoCloseable {
 
     private void checkName(String name) {
         requireNonNull(name, "name is null");
-        if (!NAME.matcher(name).matches()) {
+        if (!plainIdentifier(name)) {
             throw new MallardException(ErrorCode.USER_SQL_INVALID, "materialized view name " + name
                     + " must be a plain identifier (letters, digits, underscores) in the current schema");
         }
+    }
+
+    /** Letters, digits and underscores, not starting with a digit. */
+    private static boolean plainIdentifier(String name) {
+        if (name.isEmpty() || Character.isDigit(name.charAt(0))) {
+            return false;
+        }
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
+            if (!(c == '_' || c < 128 && Character.isLetterOrDigit(c))) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private void checkBinds(String name, String query) {

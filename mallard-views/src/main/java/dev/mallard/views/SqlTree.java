@@ -64,6 +64,18 @@ final class SqlTree {
         return parseQuery("SELECT " + sql).path("select_list").get(0);
     }
 
+    /** The SQL text of one SELECT node's tree, as DuckDB prints it. */
+    String printQuery(JsonNode node) {
+        ObjectNode statement = template.deepCopy();
+        ((ObjectNode) statement.path("statements").get(0)).set("node", node.deepCopy());
+        return Sql.strings(connection, "SELECT json_deserialize_sql(?::JSON)", statement.toString()).get(0);
+    }
+
+    /** The names and types of a query's columns, from DESCRIBE, as name NUL type. */
+    List<String> describe(String sql) {
+        return Sql.strings(connection, "SELECT column_name || chr(0) || column_type FROM (DESCRIBE " + sql + "\n)");
+    }
+
     /** The SQL text of one expression tree, as DuckDB prints it. */
     String print(JsonNode expression) {
         ObjectNode statement = template.deepCopy();

@@ -45,10 +45,204 @@ final class ViewCompiler {
      * it was built with (see {@link ViewRegistry#LAYOUT}).
      */
     DeltaProgram compile(String view, String sql, int layout) {
-        JsonNode node = tree.parseQuery(sql);
+        JsonNode node = distinctOnAsQualify(view, spellGroupsOut(tree.parseQuery(sql).deepCopy()));
+        Optional<String> sets = groupingSetsAsUnion(view, sql, node);
+        if (sets.isPresent()) {
+            node = tree.parseQuery(sets.get());
+        }
         Compilation compilation = new Compilation(view, layout);
-        DeltaProgram program = compilation.compile(node);
-        return compilation.grouped.isEmpty() ? program : new GroupedRelationsProgram(program, compilation.grouped);
+        try {
+            DeltaProgram program = compilation.compile(node);
+            return compilation.grouped.isEmpty() ? program : new GroupedRelationsProgram(program, compilation.grouped);
+        } catch (MallardException refused) {
+            if (!compilation.recomputeGroups || !"SELECT_NODE".equals(node.path("type").asText())) {
+                throw refused;
+            }
+            // An aggregate that cannot move by the delta (median, quantile_cont, mode, string_agg(... ORDER BY ...),
+            // ...) at the top level: the view is its query as a grouped subquery, whose touched groups are recomputed.
+            Compilation wrapped = new Compilation(view, layout);
+            try {
+                DeltaProgram program = wrapped.compile(spellGroupsOut(tree.parseQuery("SELECT * FROM (" + sql + "\n) AS q").deepCopy()));
+                return wrapped.grouped.isEmpty() ? program : new GroupedRelationsProgram(program, wrapped.grouped);
+            } catch (MallardException alsoRefused) {
+                refused.addSuppressed(alsoRefused);
+                throw refused;
+            }
+        }
+    }
+
+    /**
+     * Writes {@code GROUP BY ALL} and {@code GROUP BY <position>} out as the expressions they stand for, in every SELECT
+     * of the tree, so the compiler sees plain grouping expressions: ALL groups by every select item without an
+     * aggregate, a position by that select item (as DuckDB does).
+     */
+    private JsonNode spellGroupsOut(JsonNode node) {
+        if (node.isObject() && "SELECT_NODE".equals(node.path("type").asText())) {
+            ObjectNode select = (ObjectNode) node;
+            JsonNode items = select.path("select_list");
+            if ("FORCE_AGGREGATES".equals(select.path("aggregate_handling").asText())) {
+                ArrayNode groups = select.putArray("group_expressions");
+                ArrayNode set = JsonNodeFactory.instance.arrayNode();
+                for (JsonNode item : items) {
+                    if (!"STAR".equals(item.path("class").asText()) && !mentionsAggregate(item)) {
+                        set.add(groups.size());
+                        groups.add(unaliased(item));
+                    }
+                }
+                ArrayNode sets = select.putArray("group_sets");
+                if (!groups.isEmpty()) {
+                    sets.add(set);
+                }
+                select.put("aggregate_handling", "STANDARD_HANDLING");
+            } else {
+                ArrayNode groups = (ArrayNode) select.path("group_expressions");
+                for (int i = 0; groups != null && i < groups.size(); i++) {
+                    JsonNode group = groups.get(i);
+                    JsonNode literal = group.path("literal");
+                    if ("CONSTANT".equals(group.path("class").asText()) && "INTEGER".equals(literal.path("kind").asText())) {
+                        int position = Integer.parseInt(literal.path("text").asText());
+                        if (position < 1 || position > items.size()) {
+                            throw new MallardException(ErrorCode.USER_SQL_INVALID, "GROUP BY " + position
+                                    + ": the SELECT list has " + items.size() + " items");
+                        }
+                        groups.set(i, unaliased(items.get(position - 1)));
+                    }
+                }
+            }
+        }
+        node.forEach(this::spellGroupsOut);
+        return node;
+    }
+
+    /**
+     * {@code SELECT DISTINCT ON (keys) ... [ORDER BY ...]} as the view's own SELECT is the first row of each key by that
+     * order: written as {@code QUALIFY row_number() OVER (PARTITION BY keys ORDER BY ...) = 1}, which the window family
+     * keeps by recomputing the touched keys' rows. Without ORDER BY (or with ties in it) DuckDB may pick any of a key's
+     * rows, and the view holds one of its answers, as for any window with ties.
+     */
+    private JsonNode distinctOnAsQualify(String view, JsonNode node) {
+        if (!"SELECT_NODE".equals(node.path("type").asText())) {
+            return node;
+        }
+        JsonNode targets = null;
+        JsonNode orders = null;
+        for (JsonNode modifier : node.path("modifiers")) {
+            switch (modifier.path("type").asText()) {
+                case "DISTINCT_MODIFIER" -> targets = modifier.path("distinct_on_targets");
+                case "ORDER_MODIFIER" -> orders = modifier.path("orders");
+                default -> {
+                    return node; // LIMIT with DISTINCT ON: refused by the compiler as it is.
+                }
+            }
+        }
+        if (targets == null || targets.isEmpty() || !node.path("qualify").isNull() && !node.path("qualify").isMissingNode()) {
+            return node;
+        }
+        List<String> keys = new ArrayList<>();
+        targets.forEach(target -> keys.add(tree.print(target)));
+        List<String> order = new ArrayList<>();
+        if (orders != null) {
+            for (JsonNode item : orders) {
+                String direction = switch (item.path("type").asText()) {
+                    case "ASCENDING" -> " ASC";
+                    case "DESCENDING" -> " DESC";
+                    case "ORDER_DEFAULT" -> "";
+                    default -> throw Refusal.unsupported(view, "DISTINCT ON with ORDER BY " + item.path("type").asText(),
+                            "order by expressions ASC or DESC");
+                };
+                String nulls = switch (item.path("null_order").asText()) {
+                    case "NULLS FIRST", "NULLS_FIRST" -> " NULLS FIRST";
+                    case "NULLS LAST", "NULLS_LAST" -> " NULLS LAST";
+                    case "ORDER_DEFAULT" -> "";
+                    default -> throw Refusal.unsupported(view, "DISTINCT ON with ORDER BY ... " + item.path("null_order").asText(),
+                            "order NULLS FIRST or NULLS LAST");
+                };
+                order.add(tree.print(item.path("expression")) + direction + nulls);
+            }
+        }
+        ObjectNode select = (ObjectNode) node;
+        select.putArray("modifiers");
+        select.set("qualify", tree.parseExpression("row_number() OVER (PARTITION BY " + String.join(", ", keys)
+                + (order.isEmpty() ? "" : " ORDER BY " + String.join(", ", order)) + ") = 1"));
+        return select;
+    }
+
+    /**
+     * {@code GROUP BY GROUPING SETS (...)}, {@code ROLLUP (...)} or {@code CUBE (...)} as the view's own SELECT: a
+     * {@code UNION ALL} of one grouped subquery per set, each select item that is a grouping expression outside the
+     * set written as a typed NULL (as DuckDB shows it), so each set's groups are kept like any aggregating subquery.
+     * Refused when a select item is neither a grouping expression nor an aggregate call, or uses {@code GROUPING()}.
+     */
+    private Optional<String> groupingSetsAsUnion(String view, String sql, JsonNode node) {
+        JsonNode sets = node.path("group_sets");
+        JsonNode groups = node.path("group_expressions");
+        if (!"SELECT_NODE".equals(node.path("type").asText()) || sets.size() < 2 && (sets.size() != 1 || sets.get(0).size() == groups.size())) {
+            return Optional.empty();
+        }
+        String alternative = "one view per grouping, or select only grouping expressions and aggregate calls";
+        if (!node.path("modifiers").isEmpty()) {
+            throw Refusal.unsupported(view, "GROUPING SETS, ROLLUP or CUBE with DISTINCT, ORDER BY or LIMIT", alternative);
+        }
+        List<String> columns = tree.describe(sql);
+        JsonNode items = node.path("select_list");
+        List<JsonNode> shapes = new ArrayList<>();
+        groups.forEach(group -> shapes.add(SqlTree.shape(group)));
+        List<String> branches = new ArrayList<>();
+        for (JsonNode set : sets) {
+            Set<Integer> in = new HashSet<>();
+            set.forEach(index -> in.add(index.asInt()));
+            ObjectNode branch = node.deepCopy();
+            ArrayNode list = branch.putArray("select_list");
+            for (int i = 0; i < items.size(); i++) {
+                JsonNode item = items.get(i);
+                String[] column = columns.get(i).split("\u0000", 2);
+                int group = shapes.indexOf(SqlTree.shape(item));
+                ObjectNode written;
+                if (group >= 0) {
+                    written = (in.contains(group) ? item : tree.parseExpression("CAST(NULL AS " + column[1] + ")")).deepCopy();
+                } else if ("FUNCTION".equals(item.path("class").asText()) && catalog.isAggregate(item.path("function_name").asText())
+                        && !item.path("function_name").asText().toLowerCase(Locale.ROOT).startsWith("grouping")) {
+                    written = item.deepCopy();
+                } else {
+                    throw Refusal.unsupported(view, "GROUPING SETS, ROLLUP or CUBE with the select item " + tree.print(item), alternative);
+                }
+                written.put("alias", column[0]);
+                list.add(written);
+            }
+            ArrayNode kept = branch.putArray("group_expressions");
+            ArrayNode keptSet = JsonNodeFactory.instance.arrayNode();
+            for (int index : new java.util.TreeSet<>(in)) {
+                keptSet.add(kept.size());
+                kept.add(groups.get(index).deepCopy());
+            }
+            ArrayNode oneSet = branch.putArray("group_sets");
+            if (!kept.isEmpty()) {
+                oneSet.add(keptSet);
+            }
+            branches.add("SELECT * FROM (" + tree.printQuery(branch) + ") AS " + Sql.quote("set" + branches.size()));
+        }
+        return Optional.of(String.join("\nUNION ALL ", branches));
+    }
+
+    private static JsonNode unaliased(JsonNode item) {
+        ObjectNode copy = item.deepCopy();
+        copy.put("alias", "");
+        return copy;
+    }
+
+    private boolean mentionsAggregate(JsonNode node) {
+        if ("FUNCTION".equals(node.path("class").asText()) && catalog.isAggregate(node.path("function_name").asText())) {
+            return true;
+        }
+        if ("SUBQUERY".equals(node.path("class").asText()) || "WINDOW".equals(node.path("class").asText())) {
+            return false;
+        }
+        for (JsonNode child : node) {
+            if (child.isContainerNode() && mentionsAggregate(child)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** A common table expression: its query and the CTEs it may read (those defined before it). */
@@ -84,6 +278,17 @@ final class ViewCompiler {
 
         /** Whether SUM, AVG and COUNT of one argument share their state columns (layout 2 on). */
         private final boolean shareSlots;
+
+        /**
+         * Set when the view's own aggregates include one that cannot move by the delta: the view can still be kept by
+         * recomputing its touched groups, as a grouped subquery.
+         */
+        private boolean recomputeGroups;
+
+        private MallardException recomputed(MallardException refusal) {
+            recomputeGroups = true;
+            return refusal;
+        }
 
         Compilation(String view, int layout) {
             this.view = view;
@@ -950,6 +1155,7 @@ final class ViewCompiler {
                     filter = Optional.of(tree.print(call.path("filter")));
                 }
                 if (call.path("order_bys").path("orders").size() > 0) {
+                    recomputeGroups = true;
                     throw Refusal.unsupported(view, name + "(... ORDER BY ...)", "drop the ORDER BY inside the aggregate");
                 }
                 List<JsonNode> arguments = arguments(call);
@@ -960,9 +1166,9 @@ final class ViewCompiler {
                     case "avg", "mean" -> AggregateSlot.Kind.AVG;
                     case "min" -> AggregateSlot.Kind.MIN;
                     case "max" -> AggregateSlot.Kind.MAX;
-                    default -> throw Refusal.unsupported(view, "the aggregate " + name + "()",
+                    default -> throw recomputed(Refusal.unsupported(view, "the aggregate " + name + "()",
                             "the maintained aggregates are SUM, COUNT, COUNT(*), AVG, MIN and MAX; compute "
-                                    + name + "() in the query that reads the view, or in a plain DuckDB view");
+                                    + name + "() in the query that reads the view, or in a plain DuckDB view"));
                 };
                 if (arguments.size() > (kind == AggregateSlot.Kind.COUNT_STAR ? 0 : 1)) {
                     throw Refusal.unsupported(view, name + "() with " + arguments.size() + " arguments",
