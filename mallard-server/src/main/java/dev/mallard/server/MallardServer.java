@@ -13,6 +13,7 @@ import dev.mallard.server.config.ServerConfig;
 import dev.mallard.server.flight.FlightSqlEndpoint;
 import dev.mallard.server.flight.MallardFlightSqlProducer;
 import dev.mallard.server.http.HttpApi;
+import dev.mallard.server.http.ServerHealth;
 import dev.mallard.server.session.SessionRegistry;
 import dev.mallard.server.sql.AccessPolicy;
 import dev.mallard.server.tls.TlsFiles;
@@ -70,7 +71,8 @@ public final class MallardServer implements AutoCloseable {
                     config.fetchSize(), config.queryTimeoutSeconds());
             flight = FlightSqlEndpoint.start(config.host(), config.flightPort(), config.tls(), producer, users, tokens, sessions, engine.allocator());
             HttpApi http = HttpApi.start(config.host(), config.httpPort(), users, tokens, sessions, policy, config.fetchSize(),
-                    config.queryTimeoutSeconds(), config.httpMaxBodyBytes(), httpsContext);
+                    config.queryTimeoutSeconds(), config.httpMaxBodyBytes(), httpsContext, config.allowOrigins(),
+                    ServerHealth.of(engine, Clock.systemUTC()));
             LOG.info("server started flight_port={} http_port={} tls={} access_mode={} database={} users={}", flight.port(), http.port(),
                     config.tls().isPresent(), config.accessMode(), config.database().map(Path::toString).orElse(":memory:"), config.users().size());
             return new MallardServer(engine, sessions, flight, http);

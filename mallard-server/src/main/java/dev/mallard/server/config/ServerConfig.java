@@ -29,15 +29,43 @@ public record ServerConfig(
         int fetchSize,
         int queryTimeoutSeconds,
         Optional<Path> startupScript,
-        boolean streamResults) {
+        boolean streamResults,
+        List<String> allowOrigins) {
     public static final String DEFAULT_WAREHOUSE = "warehouse";
     public static final String DEFAULT_HOST = "0.0.0.0";
     public static final int DEFAULT_HTTP_PORT = 8081;
     public static final long DEFAULT_HTTP_MAX_BODY_BYTES = 16L << 20;
     public static final int DEFAULT_FLIGHT_PORT = 59307;
     public static final int DEFAULT_TOKEN_EXPIRY_MINUTES = 720;
-    public static final int DEFAULT_FETCH_SIZE = 16_384;
+    /** DazzleDuck's default rows per Arrow batch. */
+    public static final int DEFAULT_FETCH_SIZE = 10_000;
     public static final boolean DEFAULT_STREAM_RESULTS = true;
+
+    /** A configuration without CORS origins. */
+    public ServerConfig(Path warehouse, Optional<Path> database, String host, int httpPort, long httpMaxBodyBytes, int flightPort,
+            Optional<TlsFiles> tls, List<UserAccount> users, AccessMode accessMode, Optional<String> secretKey, int tokenExpiryMinutes,
+            SessionLimits sessionLimits, int fetchSize, int queryTimeoutSeconds, Optional<Path> startupScript, boolean streamResults) {
+        this(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey, tokenExpiryMinutes,
+                sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, List.of());
+    }
+
+    /** This configuration with other {@code http.allow-origin} origins. */
+    public ServerConfig withAllowOrigins(List<String> origins) {
+        return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, origins);
+    }
+
+    /** This configuration with another access mode. */
+    public ServerConfig withAccessMode(AccessMode mode) {
+        return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, mode, secretKey,
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, allowOrigins);
+    }
+
+    /** This configuration with another {@code query_timeout_seconds}. */
+    public ServerConfig withQueryTimeoutSeconds(int seconds) {
+        return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
+                tokenExpiryMinutes, sessionLimits, fetchSize, seconds, startupScript, streamResults, allowOrigins);
+    }
 
     /** A configuration with the default {@code stream_results}. */
     public ServerConfig(Path warehouse, Optional<Path> database, String host, int httpPort, long httpMaxBodyBytes, int flightPort,
@@ -71,6 +99,7 @@ public record ServerConfig(
         requireNonNull(startupScript, "startupScript is null");
         requireNonNull(tls, "tls is null");
         requireNonNull(sessionLimits, "sessionLimits is null");
+        allowOrigins = List.copyOf(allowOrigins);
         if (httpMaxBodyBytes <= 0 || tokenExpiryMinutes <= 0 || fetchSize <= 0 || queryTimeoutSeconds < 0) {
             throw new IllegalArgumentException("tokenExpiryMinutes and fetchSize must be positive, queryTimeoutSeconds not negative");
         }
@@ -83,6 +112,6 @@ public record ServerConfig(
                 + ", host=" + host + ", httpPort=" + httpPort + ", httpMaxBodyBytes=" + httpMaxBodyBytes + ", flightPort=" + flightPort + ", tls=" + tls.map(TlsFiles::certFile).map(Path::toString).orElse("off") + ", users="
                 + users.stream().map(UserAccount::username).toList() + ", accessMode=" + accessMode + ", secretKey="
                 + (secretKey.isPresent() ? "***" : "generated") + ", tokenExpiryMinutes=" + tokenExpiryMinutes
-                + ", sessionLimits=" + sessionLimits + ", fetchSize=" + fetchSize + ", queryTimeoutSeconds=" + queryTimeoutSeconds + ", startupScript=" + startupScript.map(Path::toString).orElse("none") + ", streamResults=" + streamResults + "]";
+                + ", sessionLimits=" + sessionLimits + ", fetchSize=" + fetchSize + ", queryTimeoutSeconds=" + queryTimeoutSeconds + ", startupScript=" + startupScript.map(Path::toString).orElse("none") + ", streamResults=" + streamResults + ", allowOrigins=" + allowOrigins + "]";
     }
 }

@@ -184,7 +184,18 @@ public final class ServerConfigReader {
                 root.path("fetch_size").asInt(ServerConfig.DEFAULT_FETCH_SIZE),
                 root.path("query_timeout_seconds").asInt(0),
                 text(root, "startup_script").map(base::resolve),
-                root.path("stream_results").asBoolean(ServerConfig.DEFAULT_STREAM_RESULTS));
+                root.path("stream_results").asBoolean(ServerConfig.DEFAULT_STREAM_RESULTS),
+                strings(root.path("http").path("allow_origin")));
+    }
+
+    /** A list of strings; one string (as {@code --conf http.allow_origin=*} gives) is a list of one. */
+    private static List<String> strings(JsonNode node) {
+        if (node.isTextual()) {
+            return List.of(node.asText());
+        }
+        List<String> values = new ArrayList<>();
+        node.forEach(value -> values.add(value.asText()));
+        return values;
     }
 
     private static Optional<String> text(JsonNode root, String key) {

@@ -121,6 +121,12 @@ public final class SessionRegistry implements AutoCloseable {
         return Optional.ofNullable(sessions.get(sessionId));
     }
 
+    /** The open sessions of one user (a user's statement ids are looked up among them). */
+    public List<Session> ofUser(String username) {
+        requireNonNull(username, "username is null");
+        return sessions.values().stream().filter(session -> session.username().equals(username)).toList();
+    }
+
     /** Closes a session; its token can no longer be used. */
     public void close(String sessionId) {
         close(sessionId, true);
