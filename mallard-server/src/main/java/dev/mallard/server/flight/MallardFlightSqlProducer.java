@@ -161,7 +161,23 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
 
     @Override
     public SchemaResult getSchemaStatement(CommandStatementQuery command, CallContext context, FlightDescriptor descriptor) {
-        throw CallStatus.UNIMPLEMENTED.withDescription("GetSchema of a statement: prepare it instead").toRuntimeException();
+        return guarded(() -> {
+            Session session = session(context);
+            String sql = command.getQuery();
+            policy.check(session, sql);
+            if (ServedViews.mentions(sql)) {
+                // The views' front door has no prepare without running: their texts are refused here rather than run.
+                throw new MallardException(ErrorCode.USER_VIEW_UNSUPPORTED,
+                        "GetSchema of a statement naming a materialized view or a dbsp_ function: run it (GetFlightInfo) to see its schema");
+            }
+            // Prepared only, never run: DuckDB binds the text and answers its columns.
+            PreparedQuery prepared = prepare(session, sql, context);
+            try {
+                return new SchemaResult(prepared.datasetSchema());
+            } finally {
+                session.release(prepared);
+            }
+        });
     }
 
     @Override
@@ -171,7 +187,12 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
             Session session = session(context);
             java.util.Optional<DeferredQuery> deferred = session.find(handle, DeferredQuery.class);
             if (deferred.isPresent()) {
-                streams.execute(() -> streamed(listener, () -> runDeferred(session, handle, deferred.get(), listener)));
+                QueryOptions options = atDoGet(deferred.get().options(), context);
+                streams.execute(() -> streamed(listener, () -> runDeferred(session, handle, deferred.get(), options, listener)));
+                return;
+            }
+            if (session.take(handle, NoRows.class).isPresent()) {
+                sendNoRows(listener);
                 return;
             }
             ResultStream result = session.take(handle, ResultStream.class)
@@ -201,7 +222,8 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
     }
 
     /** Runs a prepared query in its DoGet; the client cancelling the call, or CancelFlightInfo, interrupts it. */
-    private static void runDeferred(Session session, String handle, DeferredQuery query, ServerStreamListener listener) throws IOException {
+    private static void runDeferred(Session session, String handle, DeferredQuery query, QueryOptions options, ServerStreamListener listener)
+            throws IOException {
         if (!query.start()) {
             session.take(handle, DeferredQuery.class);
             throw query.cancelled() ? CallStatus.CANCELLED.withDescription("the query was cancelled on request before it ran").toRuntimeException()
@@ -214,7 +236,7 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
                 query.prepared().apply(query.parameters());
                 return null;
             });
-            Session.Outcome outcome = session.execute(query.prepared().statement(), query.options());
+            Session.Outcome outcome = session.execute(query.prepared().statement(), options);
             if (outcome.rows().isEmpty()) {
                 throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "the prepared statement returned no rows; run it as an update");
             }
@@ -576,6 +598,38 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
                 "this token's session is closed; log in again"));
     }
 
+    /** The ticket of a statement that ran without rows: its DoGet answers an empty stream. */
+    private record NoRows() implements AutoCloseable {
+        @Override
+        public void close() {}
+    }
+
+    private void sendNoRows(ServerStreamListener listener) {
+        try (org.apache.arrow.vector.VectorSchemaRoot empty = org.apache.arrow.vector.VectorSchemaRoot.create(new Schema(List.of()), allocator)) {
+            listener.start(empty);
+            listener.completed();
+        }
+    }
+
+    /**
+     * The options a deferred query runs with: DazzleDuck reads {@code x-dd-fetch-size} and {@code x-dd-query-timeout}
+     * on the DoGet, so the DoGet's own headers win over those its GetFlightInfo carried.
+     */
+    private QueryOptions atDoGet(QueryOptions planned, CallContext context) {
+        CallHeadersMiddleware headers = context.getMiddleware(CallHeadersMiddleware.KEY);
+        if (headers == null) {
+            return planned;
+        }
+        java.util.Optional<String> fetchSize = headers.get(QueryOptions.FETCH_SIZE);
+        java.util.Optional<String> timeout = headers.get(QueryOptions.QUERY_TIMEOUT);
+        if (fetchSize.isEmpty() && timeout.isEmpty()) {
+            return planned;
+        }
+        QueryOptions asked = QueryOptions.resolve(fetchSize, timeout, planned.fetchSize(), maxTimeoutSeconds);
+        return new QueryOptions(asked.fetchSize(), timeout.isPresent() ? asked.timeout() : planned.timeout(),
+                headers.get(QueryOptions.QUERY_ID).or(planned::queryId));
+    }
+
     /** {@code x-dd-fetch-size} and {@code x-dd-query-timeout} from the call's headers, within the server's limits. */
     private QueryOptions options(CallContext context) {
         CallHeadersMiddleware headers = context.getMiddleware(CallHeadersMiddleware.KEY);
@@ -605,8 +659,10 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
 
     private FlightInfo pending(Session session, Session.Outcome outcome, FlightDescriptor descriptor) {
         if (outcome.rows().isEmpty()) {
-            // A statement without rows ran already; its info announces an empty result.
-            return new FlightInfo(new Schema(List.of()), descriptor, List.of(), -1, -1);
+            // A statement without rows ran already; as DazzleDuck, its info has one endpoint whose stream is empty.
+            String handle = UUID.randomUUID().toString();
+            session.keep(handle, new NoRows());
+            return new FlightInfo(new Schema(List.of()), descriptor, List.of(endpoint(handle)), -1, -1);
         }
         ResultStream result = outcome.rows().get();
         String handle = UUID.randomUUID().toString();

@@ -1,0 +1,120 @@
+package dev.mallard.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.mallard.server.config.AccessMode;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.apache.arrow.flight.CallOption;
+import org.apache.arrow.flight.FlightCallHeaders;
+import org.apache.arrow.flight.FlightClient;
+import org.apache.arrow.flight.FlightInfo;
+import org.apache.arrow.flight.FlightStream;
+import org.apache.arrow.flight.HeaderCallOption;
+import org.apache.arrow.flight.Location;
+import org.apache.arrow.flight.SchemaResult;
+import org.apache.arrow.flight.grpc.CredentialCallOption;
+import org.apache.arrow.flight.sql.FlightSqlClient;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** What a DazzleDuck Flight client depends on: GetSchema of a statement, an endpoint for a statement without rows, DoGet's headers. */
+class DazzleDuckFlightIT {
+    @TempDir
+    static Path warehouse;
+
+    static MallardServer server;
+    static BufferAllocator allocator;
+    static FlightClient flight;
+    static FlightSqlClient sql;
+    static CredentialCallOption bearer;
+
+    @BeforeAll
+    static void start() throws Exception {
+        server = MallardServer.start(TestServers.config(warehouse, AccessMode.COMPLETE, Optional.empty()));
+        allocator = new RootAllocator();
+        flight = FlightClient.builder(allocator, Location.forGrpcInsecure("127.0.0.1", server.flightPort())).build();
+        bearer = flight.authenticateBasicToken(TestServers.USER, TestServers.PASSWORD).orElseThrow();
+        sql = new FlightSqlClient(flight);
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        sql.close();
+        allocator.close();
+        server.close();
+    }
+
+    private static long count(String table) throws Exception {
+        FlightInfo info = sql.execute("SELECT count(*)::BIGINT AS n FROM " + table, bearer);
+        try (FlightStream stream = sql.getStream(info.getEndpoints().get(0).getTicket(), bearer)) {
+            assertThat(stream.next()).isTrue();
+            return ((BigIntVector) stream.getRoot().getVector(0)).get(0);
+        }
+    }
+
+    @Test
+    void getSchemaOfAStatementAnswersItsColumnsWithoutRunningIt() throws Exception {
+        SchemaResult query = sql.getExecuteSchema("SELECT 1::BIGINT AS one, 'x' AS two", bearer);
+        assertThat(query.getSchema().getFields()).extracting(Field::getName).containsExactly("one", "two");
+        execute("CREATE TABLE dd_flight_schema_only (n INTEGER)");
+        SchemaResult insert = sql.getExecuteSchema("INSERT INTO dd_flight_schema_only VALUES (1)", bearer);
+        assertThat(insert.getSchema().getFields()).isEmpty();
+        assertThat(count("dd_flight_schema_only")).as("GetSchema did not run the insert").isZero();
+    }
+
+    private static FlightInfo execute(String statement) {
+        return sql.execute(statement, bearer);
+    }
+
+    @Test
+    void aStatementWithoutRowsHasOneEndpointWhoseStreamIsEmpty() throws Exception {
+        FlightInfo info = execute("CREATE TABLE dd_flight_created (n INTEGER)");
+        assertThat(info.getEndpoints()).hasSize(1);
+        try (FlightStream stream = sql.getStream(info.getEndpoints().get(0).getTicket(), bearer)) {
+            assertThat(stream.next()).isFalse();
+        }
+        assertThat(count("dd_flight_created")).isZero();
+    }
+
+    @Test
+    void theDoGetsFetchSizeSetsTheBatchesAsDazzleDuckReadsIt() throws Exception {
+        FlightInfo info = execute("SELECT range AS n FROM range(10000)");
+        FlightCallHeaders headers = new FlightCallHeaders();
+        headers.insert("x-dd-fetch-size", "1000");
+        List<Integer> batches = new ArrayList<>();
+        try (FlightStream stream = sql.getStream(info.getEndpoints().get(0).getTicket(), bearer, new HeaderCallOption(headers))) {
+            while (stream.next()) {
+                batches.add(stream.getRoot().getRowCount());
+            }
+        }
+        assertThat(batches.stream().mapToInt(Integer::intValue).sum()).isEqualTo(10_000);
+        assertThat(batches).allSatisfy(rows -> assertThat(rows).isLessThanOrEqualTo(1000));
+    }
+
+    @Test
+    void theDoGetsQueryTimeoutStopsALongQuery() throws Exception {
+        FlightInfo info = execute(DazzleDuckHttpBasicIT.LONG_QUERY);
+        FlightCallHeaders headers = new FlightCallHeaders();
+        headers.insert("x-dd-query-timeout", "1");
+        CallOption timeout = new HeaderCallOption(headers);
+        Throwable failure = null;
+        try (FlightStream stream = sql.getStream(info.getEndpoints().get(0).getTicket(), bearer, timeout)) {
+            while (stream.next()) {
+                // drained
+            }
+        } catch (org.apache.arrow.flight.FlightRuntimeException e) {
+            failure = e;
+        }
+        assertThat(failure).isInstanceOf(org.apache.arrow.flight.FlightRuntimeException.class);
+        assertThat(((org.apache.arrow.flight.FlightRuntimeException) failure).status().code()).isEqualTo(org.apache.arrow.flight.FlightStatusCode.TIMED_OUT);
+    }
+}
