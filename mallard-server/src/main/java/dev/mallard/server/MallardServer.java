@@ -66,6 +66,7 @@ public final class MallardServer implements AutoCloseable {
         FlightSqlEndpoint flight = null;
         try {
             config.startupScript().ifPresent(script -> runStartupScript(engine, script));
+            config.startupSql().ifPresent(sql -> runStartupSql(engine, sql, "startup_script_provider"));
             sessions = new SessionRegistry(engine, config.sessionLimits(), config.streamResults(), Clock.systemUTC());
             MallardFlightSqlProducer producer = new MallardFlightSqlProducer(sessions, policy, engine.allocator(), version(),
                     config.fetchSize(), config.queryTimeoutSeconds());
@@ -95,18 +96,23 @@ public final class MallardServer implements AutoCloseable {
         } catch (IOException e) {
             throw new MallardException(ErrorCode.USER_CONFIG_NOT_FOUND, "cannot read startup_script " + script + ": " + e.getMessage(), e);
         }
+        runStartupSql(engine, text, "startup_script " + script);
+        LOG.info("startup script ran file={}", script);
+    }
+
+    /** Runs a startup script's statements in order; {@code where} names it in errors. */
+    private static void runStartupSql(Engine engine, String text, String where) {
         try (Statement statement = engine.connection().createStatement()) {
             for (SqlScript.Statement sql : SqlScript.split(text)) {
                 try {
                     statement.execute(sql.sql());
                 } catch (SQLException e) {
-                    throw new MallardException(ErrorCode.USER_SQL_INVALID, "startup_script " + script + " line " + sql.line() + ": " + e.getMessage(), e);
+                    throw new MallardException(ErrorCode.USER_SQL_INVALID, where + " line " + sql.line() + ": " + e.getMessage(), e);
                 }
             }
         } catch (SQLException e) {
-            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot run startup_script " + script + ": " + e.getMessage(), e);
+            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot run " + where + ": " + e.getMessage(), e);
         }
-        LOG.info("startup script ran file={}", script);
     }
 
     static String version() {

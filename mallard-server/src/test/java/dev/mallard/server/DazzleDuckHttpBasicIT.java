@@ -48,8 +48,14 @@ class DazzleDuckHttpBasicIT {
 
     @BeforeAll
     static void start() throws Exception {
-        server = MallardServer.start(TestServers.config(warehouse, AccessMode.COMPLETE, Optional.empty()).withQueryTimeoutSeconds(10)
-                .withAllowOrigins(List.of(ORIGIN)));
+        // Started as DazzleDuck's tests start theirs: from --conf dazzleduck_server.* overrides.
+        server = MallardServer.start(new dev.mallard.server.config.ServerConfigReader(dev.mallard.core.config.ConfigEnvironment.from(java.util.Map.of()),
+                java.util.Map.of("DD_TEST_PASSWORD", TestServers.PASSWORD)).read(Optional.empty(), List.of(
+                "dazzleduck_server.http.host=127.0.0.1", "dazzleduck_server.http.port=0", "dazzleduck_server.flight_sql.port=0",
+                "dazzleduck_server.flight_sql.use_encryption=false", "dazzleduck_server.warehouse=\"" + warehouse + "\"",
+                "dazzleduck_server.users=[{username=" + TestServers.USER + ", password=${DD_TEST_PASSWORD}, groups=[admin]}]",
+                "dazzleduck_server.max_query_timeout_ms=10000", "dazzleduck_server.http.allow-origin=[\"" + ORIGIN + "\"]",
+                "dazzleduck_server.startup_script_provider.content=\"CREATE TABLE dd_basic_started (n INTEGER); INSERT INTO dd_basic_started VALUES (7);\"")));
         client = new DazzleDuckHttpClient(server.httpPort());
         Path other = Files.createDirectories(warehouse.resolve("read-only"));
         readOnly = MallardServer.start(TestServers.config(other, AccessMode.READ_ONLY, Optional.empty()));
@@ -172,6 +178,12 @@ class DazzleDuckHttpBasicIT {
         assertThat(response.body()).contains("is not supported by this producer");
     }
 
+    @Test
+    void aServerStartedFromDazzleDucksConfRanItsStartupScript() throws Exception {
+        HttpResponse<String> response = client.text(client.get("SELECT n FROM dd_basic_started").header("Accept", JSONL));
+        assertThat(response.body()).isEqualTo("{\"n\":7}\n");
+    }
+
     // ---- the wire details
 
     @Test
@@ -254,6 +266,22 @@ class DazzleDuckHttpBasicIT {
             assertThat(rest.statusCode()).isEqualTo(200);
         }
         TestServers.awaitUntil(() -> readOnly.sessions().runningStatements() == 0, "both statements ended");
+    }
+
+    @Test
+    void oneHundredThirtyLoginsOfOneUserAreAllServedPastTheSessionCap() throws Exception {
+        // max_sessions_per_user is 128: the sessions least recently used are reclaimed, not the 129th client refused.
+        List<DazzleDuckHttpClient> clients = new ArrayList<>();
+        for (int i = 0; i < 130; i++) {
+            DazzleDuckHttpClient login = new DazzleDuckHttpClient(server.httpPort());
+            clients.add(login);
+            HttpResponse<String> response = login.text(login.get("SELECT " + i + " AS i").header("Accept", JSONL));
+            assertThat(response.statusCode()).as("login %d: %s", i, response.body()).isEqualTo(200);
+            assertThat(response.body()).isEqualTo("{\"i\":" + i + "}\n");
+        }
+        assertThat(server.sessions().ofUser(TestServers.USER).size()).isLessThanOrEqualTo(128);
+        HttpResponse<String> first = clients.get(0).text(clients.get(0).get("SELECT 'again' AS a").header("Accept", JSONL));
+        assertThat(first.body()).as("a reclaimed session's token gets a fresh one").isEqualTo("{\"a\":\"again\"}\n");
     }
 
     @Test

@@ -30,7 +30,8 @@ public record ServerConfig(
         int queryTimeoutSeconds,
         Optional<Path> startupScript,
         boolean streamResults,
-        List<String> allowOrigins) {
+        List<String> allowOrigins,
+        Optional<String> startupSql) {
     public static final String DEFAULT_WAREHOUSE = "warehouse";
     public static final String DEFAULT_HOST = "0.0.0.0";
     public static final int DEFAULT_HTTP_PORT = 8081;
@@ -40,6 +41,15 @@ public record ServerConfig(
     /** DazzleDuck's default rows per Arrow batch. */
     public static final int DEFAULT_FETCH_SIZE = 10_000;
     public static final boolean DEFAULT_STREAM_RESULTS = true;
+
+    /** A configuration without inline startup SQL. */
+    public ServerConfig(Path warehouse, Optional<Path> database, String host, int httpPort, long httpMaxBodyBytes, int flightPort,
+            Optional<TlsFiles> tls, List<UserAccount> users, AccessMode accessMode, Optional<String> secretKey, int tokenExpiryMinutes,
+            SessionLimits sessionLimits, int fetchSize, int queryTimeoutSeconds, Optional<Path> startupScript, boolean streamResults,
+            List<String> allowOrigins) {
+        this(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey, tokenExpiryMinutes,
+                sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, allowOrigins, Optional.empty());
+    }
 
     /** A configuration without CORS origins. */
     public ServerConfig(Path warehouse, Optional<Path> database, String host, int httpPort, long httpMaxBodyBytes, int flightPort,
@@ -52,19 +62,25 @@ public record ServerConfig(
     /** This configuration with other {@code http.allow-origin} origins. */
     public ServerConfig withAllowOrigins(List<String> origins) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, origins);
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, origins, startupSql);
     }
 
     /** This configuration with another access mode. */
     public ServerConfig withAccessMode(AccessMode mode) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, mode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, allowOrigins);
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, allowOrigins, startupSql);
     }
 
     /** This configuration with another {@code query_timeout_seconds}. */
     public ServerConfig withQueryTimeoutSeconds(int seconds) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, seconds, startupScript, streamResults, allowOrigins);
+                tokenExpiryMinutes, sessionLimits, fetchSize, seconds, startupScript, streamResults, allowOrigins, startupSql);
+    }
+
+    /** This configuration with startup SQL given inline (DazzleDuck's {@code startup_script_provider}), run after {@code startup_script}. */
+    public ServerConfig withStartupSql(Optional<String> sql) {
+        return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, allowOrigins, sql);
     }
 
     /** A configuration with the default {@code stream_results}. */
@@ -100,6 +116,7 @@ public record ServerConfig(
         requireNonNull(tls, "tls is null");
         requireNonNull(sessionLimits, "sessionLimits is null");
         allowOrigins = List.copyOf(allowOrigins);
+        requireNonNull(startupSql, "startupSql is null");
         if (httpMaxBodyBytes <= 0 || tokenExpiryMinutes <= 0 || fetchSize <= 0 || queryTimeoutSeconds < 0) {
             throw new IllegalArgumentException("tokenExpiryMinutes and fetchSize must be positive, queryTimeoutSeconds not negative");
         }
@@ -112,6 +129,6 @@ public record ServerConfig(
                 + ", host=" + host + ", httpPort=" + httpPort + ", httpMaxBodyBytes=" + httpMaxBodyBytes + ", flightPort=" + flightPort + ", tls=" + tls.map(TlsFiles::certFile).map(Path::toString).orElse("off") + ", users="
                 + users.stream().map(UserAccount::username).toList() + ", accessMode=" + accessMode + ", secretKey="
                 + (secretKey.isPresent() ? "***" : "generated") + ", tokenExpiryMinutes=" + tokenExpiryMinutes
-                + ", sessionLimits=" + sessionLimits + ", fetchSize=" + fetchSize + ", queryTimeoutSeconds=" + queryTimeoutSeconds + ", startupScript=" + startupScript.map(Path::toString).orElse("none") + ", streamResults=" + streamResults + ", allowOrigins=" + allowOrigins + "]";
+                + ", sessionLimits=" + sessionLimits + ", fetchSize=" + fetchSize + ", queryTimeoutSeconds=" + queryTimeoutSeconds + ", startupScript=" + startupScript.map(Path::toString).orElse("none") + ", streamResults=" + streamResults + ", allowOrigins=" + allowOrigins + ", startupSql=" + (startupSql.isPresent() ? "inline" : "none") + "]";
     }
 }

@@ -161,7 +161,8 @@ public final class HttpApi implements AutoCloseable {
     private void cancel(ServerRequest request, ServerResponse response) {
         try {
             AccessToken token = bearer(request);
-            Optional<String> id = request.query().first("id").asOptional().map(value -> String.valueOf(QueryRequest.statementId(value)));
+            // A statement's id: DazzleDuck's number, or the name a client gave it in x-dd-query-id.
+            Optional<String> id = request.query().first("id").asOptional();
             if (id.isEmpty()) {
                 String body = body(request);
                 if (!body.isBlank()) {
