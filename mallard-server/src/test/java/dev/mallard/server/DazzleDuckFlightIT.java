@@ -1,6 +1,7 @@
 package dev.mallard.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.mallard.server.config.AccessMode;
 import java.nio.file.Path;
@@ -116,5 +117,45 @@ class DazzleDuckFlightIT {
         }
         assertThat(failure).isInstanceOf(org.apache.arrow.flight.FlightRuntimeException.class);
         assertThat(((org.apache.arrow.flight.FlightRuntimeException) failure).status().code()).isEqualTo(org.apache.arrow.flight.FlightStatusCode.TIMED_OUT);
+    }
+
+    @Test
+    void theDatabaseAndSchemaHeadersSelectWhereAStatementRunsAndAnUnknownOneIsRefused() throws Exception {
+        Path attached = warehouse.resolve("dd_flight_other.duckdb");
+        execute("ATTACH '" + attached + "' AS dd_flight_other");
+        execute("CREATE SCHEMA dd_flight_other.sales");
+        execute("CREATE TABLE dd_flight_other.sales.orders AS SELECT 5::BIGINT AS n");
+        FlightCallHeaders headers = new FlightCallHeaders();
+        headers.insert("database", "dd_flight_other");
+        headers.insert("schema", "sales");
+        FlightInfo info = sql.execute("SELECT n FROM orders", bearer, new HeaderCallOption(headers));
+        try (FlightStream stream = sql.getStream(info.getEndpoints().get(0).getTicket(), bearer)) {
+            assertThat(stream.next()).isTrue();
+            assertThat(((BigIntVector) stream.getRoot().getVector(0)).get(0)).isEqualTo(5);
+        }
+        FlightCallHeaders unknown = new FlightCallHeaders();
+        unknown.insert("database", "dd_flight_missing");
+        assertThatThrownBy(() -> sql.execute("SELECT 1", bearer, new HeaderCallOption(unknown)))
+                .isInstanceOfSatisfying(org.apache.arrow.flight.FlightRuntimeException.class, e -> {
+                    assertThat(e.status().code()).isEqualTo(org.apache.arrow.flight.FlightStatusCode.INVALID_ARGUMENT);
+                    assertThat(e.getMessage()).contains("dd_flight_missing");
+                });
+    }
+
+    @Test
+    void theJdbcDriversDatabaseAndSchemaPropertiesSelectWhereItsStatementsRun() throws Exception {
+        Path attached = warehouse.resolve("dd_flight_jdbc.duckdb");
+        execute("ATTACH '" + attached + "' AS dd_flight_jdbc");
+        execute("CREATE SCHEMA dd_flight_jdbc.reports");
+        execute("CREATE TABLE dd_flight_jdbc.reports.totals AS SELECT 9 AS total");
+        java.util.Properties properties = TestServers.credentials();
+        properties.put("database", "dd_flight_jdbc");
+        properties.put("schema", "reports");
+        try (java.sql.Connection connection = java.sql.DriverManager.getConnection(TestServers.jdbcUrl(server), properties);
+                java.sql.Statement statement = connection.createStatement();
+                java.sql.ResultSet rs = statement.executeQuery("SELECT total FROM totals")) {
+            assertThat(rs.next()).isTrue();
+            assertThat(rs.getInt(1)).isEqualTo(9);
+        }
     }
 }

@@ -137,7 +137,7 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
     @Override
     public FlightInfo getFlightInfoStatement(CommandStatementQuery command, CallContext context, FlightDescriptor descriptor) {
         return guarded(() -> {
-            Session session = session(context);
+            Session session = statementSession(context);
             String sql = command.getQuery();
             policy.check(session, sql);
             if (ServedViews.mentions(sql)) {
@@ -162,7 +162,7 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
     @Override
     public SchemaResult getSchemaStatement(CommandStatementQuery command, CallContext context, FlightDescriptor descriptor) {
         return guarded(() -> {
-            Session session = session(context);
+            Session session = statementSession(context);
             String sql = command.getQuery();
             policy.check(session, sql);
             if (ServedViews.mentions(sql)) {
@@ -254,7 +254,7 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
     public Runnable acceptPutStatement(CommandStatementUpdate command, CallContext context, FlightStream stream, StreamListener<PutResult> ack) {
         return () -> {
             try {
-                Session session = session(context);
+                Session session = statementSession(context);
                 policy.check(session, command.getQuery());
                 Session.Outcome outcome = session.execute(command.getQuery(), options(context));
                 outcome.rows().ifPresent(ResultStream::close);
@@ -290,7 +290,7 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
     @Override
     public void createPreparedStatement(ActionCreatePreparedStatementRequest request, CallContext context, StreamListener<Result> listener) {
         try {
-            Session session = session(context);
+            Session session = statementSession(context);
             String sql = request.getQuery();
             policy.check(session, sql);
             PreparedQuery prepared = prepare(session, sql, context);
@@ -596,6 +596,55 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
     private Session session(CallContext context) {
         return sessions.find(context.peerIdentity()).orElseThrow(() -> new MallardException(ErrorCode.USER_AUTH_FAILED,
                 "this token's session is closed; log in again"));
+    }
+
+    /**
+     * The session of a call that starts a statement, in the catalog and schema the call's {@code database} and
+     * {@code schema} headers select. Only such calls switch: a cancel or a DoGet must not wait for the session's lock.
+     */
+    private Session statementSession(CallContext context) {
+        Session session = session(context);
+        CallHeadersMiddleware headers = context.getMiddleware(CallHeadersMiddleware.KEY);
+        if (headers != null) {
+            useCatalog(session, headers.get(DATABASE), headers.get(SCHEMA));
+        }
+        return session;
+    }
+
+    /** DazzleDuck's connection properties (sent as call headers) that select the catalog and schema a call runs in. */
+    static final String DATABASE = "database";
+    static final String SCHEMA = "schema";
+
+    /**
+     * Runs the call in the catalog and schema its {@code database} and {@code schema} headers name, as DazzleDuck's
+     * connections do ({@code USE database.schema} before each call); one that does not exist fails the call naming it.
+     */
+    private static void useCatalog(Session session, java.util.Optional<String> database, java.util.Optional<String> schema) {
+        if (database.isEmpty() && schema.isEmpty()) {
+            return;
+        }
+        StringBuilder target = new StringBuilder();
+        database.ifPresent(name -> target.append(quoted(name)));
+        schema.ifPresent(name -> target.append(target.isEmpty() ? "" : ".").append(quoted(name)));
+        try {
+            session.sql(connection -> {
+                try (java.sql.Statement statement = connection.createStatement()) {
+                    return statement.execute("USE " + target);
+                }
+            });
+        } catch (MallardException e) {
+            if (e.errorCode() != ErrorCode.USER_SQL_INVALID) {
+                throw e;
+            }
+            throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "the connection's " + database.map(name -> "database '" + name + "'").orElse("")
+                    + (database.isPresent() && schema.isPresent() ? " and " : "") + schema.map(name -> "schema '" + name + "'").orElse("")
+                    + " name no catalog and schema of this server: " + e.getMessage() + "; give an attached database and one of its schemas", e);
+        }
+    }
+
+    /** A SQL identifier in double quotes, its own quotes doubled. */
+    private static String quoted(String identifier) {
+        return '"' + identifier.replace("\"", "\"\"") + '"';
     }
 
     /** The ticket of a statement that ran without rows: its DoGet answers an empty stream. */
