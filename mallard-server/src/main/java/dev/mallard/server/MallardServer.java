@@ -14,6 +14,9 @@ import dev.mallard.server.flight.FlightSqlEndpoint;
 import dev.mallard.server.flight.MallardFlightSqlProducer;
 import dev.mallard.server.http.HttpApi;
 import dev.mallard.server.http.ServerHealth;
+import dev.mallard.server.ops.ServerMetrics;
+import dev.mallard.server.ops.StatementAudit;
+import dev.mallard.core.metrics.MetricsRegistry;
 import dev.mallard.server.session.SessionRegistry;
 import dev.mallard.server.sql.AccessPolicy;
 import dev.mallard.server.tls.TlsFiles;
@@ -42,7 +45,10 @@ public final class MallardServer implements AutoCloseable {
     private final FlightSqlEndpoint flight;
     private final HttpApi http;
 
-    private MallardServer(Engine engine, SessionRegistry sessions, FlightSqlEndpoint flight, HttpApi http) {
+    private final ServerMetrics metrics;
+
+    private MallardServer(Engine engine, SessionRegistry sessions, FlightSqlEndpoint flight, HttpApi http, ServerMetrics metrics) {
+        this.metrics = metrics;
         this.engine = engine;
         this.sessions = sessions;
         this.flight = flight;
@@ -64,25 +70,32 @@ public final class MallardServer implements AutoCloseable {
         Engine engine = config.database().map(Engine::onFile).orElseGet(Engine::inMemory);
         SessionRegistry sessions = null;
         FlightSqlEndpoint flight = null;
+        ServerMetrics metrics = null;
         try {
             config.startupScript().ifPresent(script -> runStartupScript(engine, script));
             config.startupSql().ifPresent(sql -> runStartupSql(engine, sql, "startup_script_provider"));
             sessions = new SessionRegistry(engine, config.sessionLimits(), config.streamResults(), Clock.systemUTC());
+            SessionRegistry open = sessions;
+            metrics = new ServerMetrics(new MetricsRegistry(), open::size);
+            StatementAudit audit = new StatementAudit(metrics);
             MallardFlightSqlProducer producer = new MallardFlightSqlProducer(sessions, policy, engine.allocator(), version(),
-                    config.fetchSize(), config.queryTimeoutSeconds());
+                    config.fetchSize(), config.queryTimeoutSeconds(), audit);
             flight = FlightSqlEndpoint.start(config.host(), config.flightPort(), config.tls(), producer, users, tokens, sessions, engine.allocator());
             HttpApi http = HttpApi.start(config.host(), config.httpPort(), users, tokens, sessions, policy, config.fetchSize(),
                     config.queryTimeoutSeconds(), config.httpMaxBodyBytes(), httpsContext, config.allowOrigins(),
-                    ServerHealth.of(engine, Clock.systemUTC()));
+                    ServerHealth.of(engine, Clock.systemUTC()), metrics);
             LOG.info("server started flight_port={} http_port={} tls={} access_mode={} database={} users={}", flight.port(), http.port(),
                     config.tls().isPresent(), config.accessMode(), config.database().map(Path::toString).orElse(":memory:"), config.users().size());
-            return new MallardServer(engine, sessions, flight, http);
+            return new MallardServer(engine, sessions, flight, http, metrics);
         } catch (RuntimeException e) {
             if (flight != null) {
                 flight.close();
             }
             if (sessions != null) {
                 sessions.close();
+            }
+            if (metrics != null) {
+                metrics.close();
             }
             engine.close();
             throw e;
@@ -139,7 +152,7 @@ public final class MallardServer implements AutoCloseable {
 
     @Override
     public void close() {
-        try (engine; sessions; flight; http) {
+        try (engine; metrics; sessions; flight; http) {
             LOG.info("server stopping");
         }
     }

@@ -317,7 +317,8 @@ class DazzleDuckHttpBasicIT {
                 dev.mallard.server.config.ServerConfig.SessionLimits.DEFAULT, clock);
         try (sessions; dev.mallard.server.http.HttpApi api = dev.mallard.server.http.HttpApi.start("127.0.0.1", 0, users, tokens, sessions,
                 new dev.mallard.server.sql.AccessPolicy(AccessMode.COMPLETE), 1000, 0, 1 << 20, Optional.empty(), List.of(),
-                dev.mallard.server.http.ServerHealth.of(engine, clock))) {
+                dev.mallard.server.http.ServerHealth.of(engine, clock),
+                new dev.mallard.server.ops.ServerMetrics(new dev.mallard.core.metrics.MetricsRegistry(), sessions::size))) {
             java.net.URI health = java.net.URI.create("http://127.0.0.1:" + api.port() + "/health");
             assertThat(client.http().send(HttpRequest.newBuilder(health).build(), HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(200);
             engine.close();

@@ -9,6 +9,7 @@ import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
 import dev.mallard.server.arrow.ArrowValues;
 import dev.mallard.server.config.AccessMode;
+import dev.mallard.server.ops.StatementAudit;
 import dev.mallard.server.session.QueryOptions;
 import dev.mallard.server.session.ResultStream;
 import dev.mallard.server.session.Session;
@@ -87,6 +88,7 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
     private final SqlInfoBuilder sqlInfo;
     private final int defaultFetchSize;
     private final int maxTimeoutSeconds;
+    private final StatementAudit audit;
     /**
      * DoGet streams results from threads of their own, never from the gRPC call's thread: gRPC delivers a call's
      * ready and cancel callbacks on that thread, so a handler blocked in DuckDB or in flow control would never hear
@@ -95,7 +97,8 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
     private final ExecutorService streams = Executors.newCachedThreadPool(Thread.ofPlatform().name("flight-stream-", 0).daemon().factory());
 
     public MallardFlightSqlProducer(SessionRegistry sessions, AccessPolicy policy, BufferAllocator allocator, String version,
-            int defaultFetchSize, int maxTimeoutSeconds) {
+            int defaultFetchSize, int maxTimeoutSeconds, StatementAudit audit) {
+        this.audit = requireNonNull(audit, "audit is null");
         this.defaultFetchSize = defaultFetchSize;
         this.maxTimeoutSeconds = maxTimeoutSeconds;
         this.sessions = requireNonNull(sessions, "sessions is null");
@@ -188,7 +191,9 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
             java.util.Optional<DeferredQuery> deferred = session.find(handle, DeferredQuery.class);
             if (deferred.isPresent()) {
                 QueryOptions options = atDoGet(deferred.get().options(), context);
-                streams.execute(() -> streamed(listener, () -> runDeferred(session, handle, deferred.get(), options, listener)));
+                long started = System.nanoTime();
+                streams.execute(() -> audited(session, options.queryId().orElse(handle), deferred.get().prepared().sql(), started, listener,
+                        () -> runDeferred(session, handle, deferred.get(), options, listener)));
                 return;
             }
             if (session.take(handle, NoRows.class).isPresent()) {
@@ -197,10 +202,10 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
             }
             ResultStream result = session.take(handle, ResultStream.class)
                     .orElseThrow(() -> FlightErrors.notFound("no result waits under this ticket: it was fetched already or its session closed"));
-            streams.execute(() -> streamed(listener, () -> {
+            long started = System.nanoTime();
+            streams.execute(() -> audited(session, handle, "(a result computed at GetFlightInfo)", started, listener, () -> {
                 try (result) {
-                    long rows = ResultSender.send(result, listener);
-                    LOG.debug("result sent user={} rows={}", session.username(), rows);
+                    return ResultSender.send(result, listener);
                 }
             }));
         } catch (Throwable e) {
@@ -213,6 +218,27 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
         void run() throws Exception;
     }
 
+    @FunctionalInterface
+    private interface Sending {
+        ResultSender.Sent run() throws Exception;
+    }
+
+    /** Streams a statement's result and writes its audit line (and metrics), however it ends. */
+    private void audited(Session session, String id, String sql, long started, ServerStreamListener listener, Sending sending) {
+        ResultSender.Sent sent = new ResultSender.Sent(0, 0);
+        Throwable failure = null;
+        try {
+            sent = sending.run();
+        } catch (Throwable e) {
+            failure = e instanceof org.apache.arrow.flight.FlightRuntimeException flight && flight.status().code() == org.apache.arrow.flight.FlightStatusCode.CANCELLED
+                    ? new MallardException(ErrorCode.USER_SQL_CANCELLED, String.valueOf(e.getMessage())) : e;
+            listener.error(FlightErrors.toFlight(e));
+        } finally {
+            audit.finished(id, session.username(), "flight", sql, sent.rows(), sent.bytes(), java.time.Duration.ofNanos(System.nanoTime() - started),
+                    StatementAudit.outcome(failure));
+        }
+    }
+
     private static void streamed(ServerStreamListener listener, Streaming streaming) {
         try {
             streaming.run();
@@ -222,8 +248,8 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
     }
 
     /** Runs a prepared query in its DoGet; the client cancelling the call, or CancelFlightInfo, interrupts it. */
-    private static void runDeferred(Session session, String handle, DeferredQuery query, QueryOptions options, ServerStreamListener listener)
-            throws IOException {
+    private static ResultSender.Sent runDeferred(Session session, String handle, DeferredQuery query, QueryOptions options,
+            ServerStreamListener listener) throws IOException {
         if (!query.start()) {
             session.take(handle, DeferredQuery.class);
             throw query.cancelled() ? CallStatus.CANCELLED.withDescription("the query was cancelled on request before it ran").toRuntimeException()
@@ -241,8 +267,9 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
                 throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "the prepared statement returned no rows; run it as an update");
             }
             try (ResultStream result = outcome.rows().get()) {
-                long rows = ResultSender.send(result, listener, onClientCancel, query::cancelled);
-                LOG.debug("result sent user={} rows={}", session.username(), rows);
+                ResultSender.Sent sent = ResultSender.send(result, listener, onClientCancel, query::cancelled);
+                LOG.debug("result sent user={} rows={}", session.username(), sent.rows());
+                return sent;
             }
         } finally {
             query.finish();

@@ -14,6 +14,8 @@ import dev.mallard.core.http.HttpEndpoints;
 import dev.mallard.server.auth.AccessToken;
 import dev.mallard.server.auth.TokenService;
 import dev.mallard.server.auth.UserDirectory;
+import dev.mallard.server.ops.ServerMetrics;
+import dev.mallard.server.ops.StatementAudit;
 import dev.mallard.server.session.QueryOptions;
 import dev.mallard.server.session.ResultStream;
 import dev.mallard.server.session.Session;
@@ -61,11 +63,15 @@ public final class HttpApi implements AutoCloseable {
     private final long maxBodyBytes;
     private final CorsPolicy cors;
     private final ServerHealth health;
+    private final ServerMetrics metrics;
+    private final StatementAudit audit;
     private final java.util.concurrent.atomic.AtomicLong nextStatementId = new java.util.concurrent.atomic.AtomicLong(1);
     private HttpEndpoints endpoints;
 
     private HttpApi(UserDirectory users, TokenService tokens, SessionRegistry sessions, AccessPolicy policy, int defaultFetchSize,
-            int maxTimeoutSeconds, long maxBodyBytes, CorsPolicy cors, ServerHealth health) {
+            int maxTimeoutSeconds, long maxBodyBytes, CorsPolicy cors, ServerHealth health, ServerMetrics metrics) {
+        this.metrics = requireNonNull(metrics, "metrics is null");
+        this.audit = new StatementAudit(metrics);
         this.cors = requireNonNull(cors, "cors is null");
         this.health = requireNonNull(health, "health is null");
         this.maxBodyBytes = maxBodyBytes;
@@ -81,12 +87,13 @@ public final class HttpApi implements AutoCloseable {
      * @param allowOrigins the origins a browser may call from ({@code http.allow-origin}); {@code *} for any, empty
      *     for no CORS headers
      * @param health answers whether the database runs a statement, for {@code /health}
+     * @param metrics the server's series, served on {@code /metrics}; every statement is counted and audited there
      */
     public static HttpApi start(String host, int port, UserDirectory users, TokenService tokens, SessionRegistry sessions, AccessPolicy policy,
             int defaultFetchSize, int maxTimeoutSeconds, long maxBodyBytes, Optional<javax.net.ssl.SSLContext> tls, List<String> allowOrigins,
-            ServerHealth health) {
+            ServerHealth health, ServerMetrics metrics) {
         HttpApi api = new HttpApi(users, tokens, sessions, policy, defaultFetchSize, maxTimeoutSeconds, maxBodyBytes, new CorsPolicy(allowOrigins),
-                health);
+                health, metrics);
         api.endpoints = HttpEndpoints.start(host, port, tls, api::routes);
         return api;
     }
@@ -95,6 +102,7 @@ public final class HttpApi implements AutoCloseable {
         routes.addFilter(cors::filter)
                 .options("/*", cors::preflight)
                 .get("/health", this::health)
+                .get("/metrics", this::metrics)
                 .post("/v1/login", this::login)
                 .get("/v1/query", this::query)
                 .post("/v1/query", this::query)
@@ -112,6 +120,14 @@ public final class HttpApi implements AutoCloseable {
         ServerHealth.Report report = health.check();
         response.status(report.databaseUp() ? Status.OK_200 : Status.SERVICE_UNAVAILABLE_503)
                 .header(HeaderNames.CONTENT_TYPE, JSON_TYPE).send(report.json());
+    }
+
+    /** The Prometheus text of the server's and the JVM's series. */
+    private void metrics(ServerRequest request, ServerResponse response) throws IOException {
+        response.header(HeaderNames.CONTENT_TYPE, metrics.contentType());
+        try (OutputStream out = response.outputStream()) {
+            metrics.scrape(out);
+        }
     }
 
     /** A client probing the route (DazzleDuck answers HEAD with 200 and no body). */
@@ -149,6 +165,9 @@ public final class HttpApi implements AutoCloseable {
             answer.put("tokenType", "Bearer");
             response.header(HeaderNames.CONTENT_TYPE, JSON_TYPE).send(answer.toString());
         } catch (RuntimeException e) {
+            if (e instanceof MallardException mallard && mallard.errorCode() == ErrorCode.USER_AUTH_FAILED) {
+                metrics.loginFailed("http");
+            }
             fail(response, e);
         }
     }
@@ -187,6 +206,13 @@ public final class HttpApi implements AutoCloseable {
     private void query(ServerRequest request, ServerResponse response) throws IOException {
         Session session = null;
         boolean ephemeral = false;
+        long started = System.nanoTime();
+        String statementId = "-";
+        String user = "-";
+        String text = "";
+        long[] rowsSent = {0};
+        Counting sent = null;
+        RuntimeException failure = null;
         try {
             ResultFormat format = ResultFormat.negotiate(request.headers().first(HeaderNames.ACCEPT));
             QueryRequest asked = queryRequest(request);
@@ -199,19 +225,23 @@ public final class HttpApi implements AutoCloseable {
             } else {
                 session = sessions.open(bearer(request));
             }
+            user = session.username();
+            text = asked.sql();
             String sql = asked.sql();
             RowWindow window = RowWindow.resolve(option(request, RowWindow.LIMIT), option(request, RowWindow.OFFSET), policy.mode());
             policy.check(session, sql);
             QueryOptions options = QueryOptions.resolve(option(request, QueryOptions.FETCH_SIZE), option(request, QueryOptions.QUERY_TIMEOUT),
                     defaultFetchSize, maxTimeoutSeconds).withQueryId(asked.id().map(String::valueOf).or(() -> option(request, QueryOptions.QUERY_ID))
                     .or(() -> Optional.of(String.valueOf(nextStatementId.getAndIncrement()))));
+            statementId = options.queryId().orElseThrow();
             Session.Outcome outcome = session.execute(sql, options);
             response.header(HeaderNames.create(QueryOptions.QUERY_ID), options.queryId().orElseThrow());
             if (outcome.rows().isEmpty()) {
                 // No rows (SET, DDL, INSERT): an empty answer in the negotiated format, the count in a header.
                 response.header(HeaderNames.create(UPDATE_COUNT), String.valueOf(outcome.updateCount().orElse(0)));
                 response.header(HeaderNames.CONTENT_TYPE, format.contentType());
-                try (OutputStream out = counted(response.outputStream())) {
+                sent = counted(response.outputStream());
+                try (OutputStream out = sent) {
                     if (format == ResultFormat.ARROW) {
                         writeEmptyArrowStream(out, session);
                     }
@@ -226,12 +256,14 @@ public final class HttpApi implements AutoCloseable {
                 }
                 response.header(HeaderNames.VARY, "Accept, Accept-Encoding");
                 // ArrowStreamWriter writes each buffer separately; gather them into large chunks for the socket.
-                OutputStream raw = counted(response.outputStream());
+                sent = counted(response.outputStream());
+                OutputStream raw = sent;
                 try (OutputStream out = new java.io.BufferedOutputStream(gzip ? new GZIPOutputStream(raw, 1 << 16) : raw, 1 << 18)) {
-                    write(format, rows, out, arrowCompression);
+                    rowsSent[0] = write(format, rows, out, arrowCompression);
                 }
             }
         } catch (RuntimeException e) {
+            failure = e;
             if (response.isSent()) {
                 // The status went out with the first bytes; cutting the stream short is all that is left.
                 LOG.warn("query failed while streaming error={}", Redactor.redact(String.valueOf(e.getMessage())));
@@ -239,9 +271,11 @@ public final class HttpApi implements AutoCloseable {
             }
             fail(response, e);
         } finally {
-            if (ephemeral) {
+            if (ephemeral && session != null) {
                 sessions.discard(session.id());
             }
+            audit.finished(statementId, user, "http", text, rowsSent[0], sent == null ? 0 : sent.count(),
+                    java.time.Duration.ofNanos(System.nanoTime() - started), StatementAudit.outcome(failure));
         }
     }
 
@@ -274,8 +308,10 @@ public final class HttpApi implements AutoCloseable {
         }
     }
 
-    private static void write(ResultFormat format, RowWindow.Rows rows, OutputStream out, CompressionUtil.CodecType compression) throws IOException {
+    /** @return the rows written */
+    private static long write(ResultFormat format, RowWindow.Rows rows, OutputStream out, CompressionUtil.CodecType compression) throws IOException {
         VectorSchemaRoot root = rows.root();
+        long written = 0;
         switch (format) {
             case ARROW -> {
                 try (ArrowStreamWriter writer = new ArrowStreamWriter(root, rows.dictionaries(), java.nio.channels.Channels.newChannel(out),
@@ -284,6 +320,7 @@ public final class HttpApi implements AutoCloseable {
                         Optional.of(ZSTD_LEVEL))) {
                     writer.start();
                     while (rows.loadNextBatch()) {
+                        written += root.getRowCount();
                         writer.writeBatch();
                     }
                     writer.end();
@@ -292,7 +329,7 @@ public final class HttpApi implements AutoCloseable {
             case JSONL -> {
                 JsonLinesWriter writer = new JsonLinesWriter(out, JsonLinesWriter.Decimals.NUMBERS);
                 while (rows.loadNextBatch()) {
-                    writer.write(root, rows.dictionaries());
+                    written += writer.write(root, rows.dictionaries());
                 }
                 writer.flush();
             }
@@ -300,28 +337,48 @@ public final class HttpApi implements AutoCloseable {
                 TsvWriter writer = new TsvWriter(out);
                 writer.writeHeader(root.getSchema().getFields());
                 while (rows.loadNextBatch()) {
+                    written += root.getRowCount();
                     writer.write(root, rows.dictionaries());
                 }
                 writer.flush();
             }
         }
+        return written;
     }
 
-    /** The stream, counting what goes through it into the bytes {@code /health} reports. */
-    private OutputStream counted(OutputStream out) {
-        return new java.io.FilterOutputStream(out) {
-            @Override
-            public void write(int b) throws IOException {
-                out.write(b);
-                health.wrote(1);
-            }
+    /** The stream, counting what goes through it into the bytes {@code /health} and {@code /metrics} report. */
+    private Counting counted(OutputStream out) {
+        return new Counting(out);
+    }
 
-            @Override
-            public void write(byte[] bytes, int offset, int length) throws IOException {
-                out.write(bytes, offset, length);
-                health.wrote(length);
-            }
-        };
+    private final class Counting extends java.io.FilterOutputStream {
+        private long count;
+
+        Counting(OutputStream out) {
+            super(out);
+        }
+
+        long count() {
+            return count;
+        }
+
+        @Override
+        public void write(int b) throws IOException {
+            out.write(b);
+            wrote(1);
+        }
+
+        @Override
+        public void write(byte[] bytes, int offset, int length) throws IOException {
+            out.write(bytes, offset, length);
+            wrote(length);
+        }
+
+        private void wrote(long bytes) {
+            count += bytes;
+            health.wrote(bytes);
+            metrics.bytesOut(bytes);
+        }
     }
 
     /** An {@code x-dd-*} option: the header, or else the query parameter of the same name. */
@@ -355,6 +412,7 @@ public final class HttpApi implements AutoCloseable {
                         + " bytes, the server's http.max_body_bytes; send a shorter query or raise the limit");
             }
             health.read(bytes.length);
+            metrics.bytesIn(bytes.length);
             return new String(bytes, StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "the request body could not be read: " + e.getMessage(), e);
