@@ -285,6 +285,32 @@ class DazzleDuckHttpBasicIT {
     }
 
     @Test
+    void healthAndCancelAnswerWhileAsManyStatementsComputeAsTheMachineHasCores() throws Exception {
+        int cores = Runtime.getRuntime().availableProcessors();
+        List<DazzleDuckHttpClient> clients = new ArrayList<>();
+        List<CompletableFuture<HttpResponse<String>>> running = new ArrayList<>();
+        for (int i = 0; i < cores; i++) {
+            DazzleDuckHttpClient login = new DazzleDuckHttpClient(readOnly.httpPort());
+            clients.add(login);
+            running.add(login.http().sendAsync(login.authorized("/v1/query").POST(HttpRequest.BodyPublishers.ofString(
+                    JSON.createObjectNode().put("query", LONG_QUERY).put("id", 77_000 + i).toString())).build(), HttpResponse.BodyHandlers.ofString()));
+        }
+        TestServers.awaitUntil(() -> readOnly.sessions().runningStatements() >= cores, "a long statement per core computes");
+        // A bound against hanging (the statements compute for minutes), not a timing check.
+        HttpResponse<String> health = clients.get(0).http().send(HttpRequest.newBuilder(clients.get(0).uri("/health"))
+                .timeout(java.time.Duration.ofSeconds(60)).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(health.statusCode()).isEqualTo(200);
+        for (int i = 0; i < cores; i++) {
+            HttpResponse<String> cancel = clients.get(i).text(clients.get(i).authorized("/v1/cancel?id=" + (77_000 + i))
+                    .timeout(java.time.Duration.ofSeconds(60)).POST(HttpRequest.BodyPublishers.noBody()));
+            assertThat(cancel.statusCode()).isEqualTo(200);
+        }
+        for (CompletableFuture<HttpResponse<String>> statement : running) {
+            assertThat(statement.get(60, TimeUnit.SECONDS).statusCode()).isEqualTo(409);
+        }
+    }
+
+    @Test
     void headOnTheQueryRouteAnswers200() throws Exception {
         HttpResponse<Void> response = client.http().send(HttpRequest.newBuilder(client.uri("/v1/query")).method("HEAD", HttpRequest.BodyPublishers.noBody()).build(),
                 HttpResponse.BodyHandlers.discarding());

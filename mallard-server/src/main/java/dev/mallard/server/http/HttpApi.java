@@ -66,6 +66,8 @@ public final class HttpApi implements AutoCloseable {
     private final ServerMetrics metrics;
     private final StatementAudit audit;
     private final java.util.concurrent.atomic.AtomicLong nextStatementId = new java.util.concurrent.atomic.AtomicLong(1);
+    private final java.util.concurrent.ExecutorService statements = java.util.concurrent.Executors.newCachedThreadPool(
+            Thread.ofPlatform().name("http-statement-", 0).daemon().factory());
     private HttpEndpoints endpoints;
 
     private HttpApi(UserDirectory users, TokenService tokens, SessionRegistry sessions, AccessPolicy policy, int defaultFetchSize,
@@ -104,8 +106,8 @@ public final class HttpApi implements AutoCloseable {
                 .get("/health", this::health)
                 .get("/metrics", this::metrics)
                 .post("/v1/login", this::login)
-                .get("/v1/query", this::query)
-                .post("/v1/query", this::query)
+                .get("/v1/query", this::queryOffVirtualThreads)
+                .post("/v1/query", this::queryOffVirtualThreads)
                 .head("/v1/query", this::queryHead)
                 .get("/v1/cancel", this::cancel)
                 .post("/v1/cancel", this::cancel);
@@ -200,6 +202,31 @@ public final class HttpApi implements AutoCloseable {
             response.header(HeaderNames.CONTENT_TYPE, JSON_TYPE).send("{\"cancelled\":true,\"message\":\"query cancelled successfully\"}");
         } catch (RuntimeException e) {
             fail(response, e);
+        }
+    }
+
+    /**
+     * Runs a query on a platform thread of its own while the request's virtual thread waits unmounted. DuckDB's native
+     * calls pin a virtual thread to its carrier, so statements computing on the carriers themselves would, once there
+     * are as many as cores, stall every other request (a {@code /v1/cancel}, {@code /health}) until one ends. The wait
+     * lasts as long as the statement, which its timeout and {@code /v1/cancel} bound.
+     */
+    private void queryOffVirtualThreads(ServerRequest request, ServerResponse response) throws Exception {
+        java.util.concurrent.Future<?> work = statements.submit(() -> {
+            query(request, response);
+            return null;
+        });
+        try {
+            work.get();
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof Exception cause) {
+                throw cause;
+            }
+            throw e;
+        } catch (InterruptedException e) {
+            work.cancel(true);
+            Thread.currentThread().interrupt();
+            throw e;
         }
     }
 
@@ -495,6 +522,10 @@ public final class HttpApi implements AutoCloseable {
 
     @Override
     public void close() {
-        endpoints.close();
+        try {
+            endpoints.close();
+        } finally {
+            statements.shutdownNow();
+        }
     }
 }
