@@ -158,4 +158,41 @@ class DazzleDuckFlightIT {
             assertThat(rs.getInt(1)).isEqualTo(9);
         }
     }
+
+    @Test
+    void aLimitHeaderIsRefusedOnACompleteServer() {
+        FlightCallHeaders headers = new FlightCallHeaders();
+        headers.insert("x-dd-limit", "5");
+        assertThatThrownBy(() -> sql.execute("SELECT 1", bearer, new HeaderCallOption(headers)))
+                .isInstanceOfSatisfying(org.apache.arrow.flight.FlightRuntimeException.class, e -> {
+                    assertThat(e.status().code()).isEqualTo(org.apache.arrow.flight.FlightStatusCode.INVALID_ARGUMENT);
+                    assertThat(e.getMessage()).contains("is not supported by this producer");
+                });
+    }
+
+    @Test
+    void limitAndOffsetHeadersCutTheRowsOfADoGetOnAReadOnlyServer() throws Exception {
+        Path own = java.nio.file.Files.createDirectories(warehouse.resolve("read-only"));
+        try (MallardServer readOnly = MallardServer.start(TestServers.config(own, AccessMode.READ_ONLY, Optional.empty()));
+                FlightClient client = FlightClient.builder(allocator, Location.forGrpcInsecure("127.0.0.1", readOnly.flightPort())).build();
+                FlightSqlClient reader = new FlightSqlClient(client)) {
+            CredentialCallOption token = client.authenticateBasicToken(TestServers.USER, TestServers.PASSWORD).orElseThrow();
+            FlightCallHeaders headers = new FlightCallHeaders();
+            headers.insert("x-dd-limit", "4");
+            headers.insert("x-dd-offset", "2998");
+            headers.insert("x-dd-fetch-size", "1000");
+            HeaderCallOption window = new HeaderCallOption(headers);
+            FlightInfo info = reader.execute("SELECT range AS n FROM range(10000) ORDER BY n", token, window);
+            List<Long> values = new ArrayList<>();
+            try (FlightStream stream = reader.getStream(info.getEndpoints().get(0).getTicket(), token, window)) {
+                while (stream.next()) {
+                    BigIntVector n = (BigIntVector) stream.getRoot().getVector(0);
+                    for (int i = 0; i < stream.getRoot().getRowCount(); i++) {
+                        values.add(n.get(i));
+                    }
+                }
+            }
+            assertThat(values).containsExactly(2998L, 2999L, 3000L, 3001L);
+        }
+    }
 }

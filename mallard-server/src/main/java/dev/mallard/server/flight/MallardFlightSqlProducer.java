@@ -10,6 +10,7 @@ import dev.mallard.core.error.MallardException;
 import dev.mallard.server.arrow.ArrowValues;
 import dev.mallard.server.config.AccessMode;
 import dev.mallard.server.ops.StatementAudit;
+import dev.mallard.server.rows.RowWindow;
 import dev.mallard.server.session.QueryOptions;
 import dev.mallard.server.session.ResultStream;
 import dev.mallard.server.session.Session;
@@ -140,6 +141,7 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
     @Override
     public FlightInfo getFlightInfoStatement(CommandStatementQuery command, CallContext context, FlightDescriptor descriptor) {
         return guarded(() -> {
+            window(context);
             Session session = statementSession(context);
             String sql = command.getQuery();
             policy.check(session, sql);
@@ -191,9 +193,10 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
             java.util.Optional<DeferredQuery> deferred = session.find(handle, DeferredQuery.class);
             if (deferred.isPresent()) {
                 QueryOptions options = atDoGet(deferred.get().options(), context);
+                RowWindow window = window(context);
                 long started = System.nanoTime();
                 streams.execute(() -> audited(session, options.queryId().orElse(handle), deferred.get().prepared().sql(), started, listener,
-                        () -> runDeferred(session, handle, deferred.get(), options, listener)));
+                        () -> runDeferred(session, handle, deferred.get(), options, window, listener)));
                 return;
             }
             if (session.take(handle, NoRows.class).isPresent()) {
@@ -248,7 +251,7 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
     }
 
     /** Runs a prepared query in its DoGet; the client cancelling the call, or CancelFlightInfo, interrupts it. */
-    private static ResultSender.Sent runDeferred(Session session, String handle, DeferredQuery query, QueryOptions options,
+    private static ResultSender.Sent runDeferred(Session session, String handle, DeferredQuery query, QueryOptions options, RowWindow window,
             ServerStreamListener listener) throws IOException {
         if (!query.start()) {
             session.take(handle, DeferredQuery.class);
@@ -266,8 +269,8 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
             if (outcome.rows().isEmpty()) {
                 throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "the prepared statement returned no rows; run it as an update");
             }
-            try (ResultStream result = outcome.rows().get()) {
-                ResultSender.Sent sent = ResultSender.send(result, listener, onClientCancel, query::cancelled);
+            try (ResultStream result = outcome.rows().get(); RowWindow.Rows rows = window.over(result, session.allocator())) {
+                ResultSender.Sent sent = ResultSender.send(rows, listener, onClientCancel, query::cancelled);
                 LOG.debug("result sent user={} rows={}", session.username(), sent.rows());
                 return sent;
             }
@@ -672,6 +675,18 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
     /** A SQL identifier in double quotes, its own quotes doubled. */
     private static String quoted(String identifier) {
         return '"' + identifier.replace("\"", "\"\"") + '"';
+    }
+
+    /**
+     * DazzleDuck's {@code x-dd-limit} and {@code x-dd-offset} call headers: applied on a READ_ONLY server when the
+     * query's DoGet sends its rows (DazzleDuck reads them there), refused on a COMPLETE one.
+     */
+    private RowWindow window(CallContext context) {
+        CallHeadersMiddleware headers = context.getMiddleware(CallHeadersMiddleware.KEY);
+        if (headers == null) {
+            return RowWindow.ALL;
+        }
+        return RowWindow.resolve(headers.get(RowWindow.LIMIT), headers.get(RowWindow.OFFSET), policy.mode());
     }
 
     /** The ticket of a statement that ran without rows: its DoGet answers an empty stream. */

@@ -29,6 +29,14 @@ final class ResultSender {
      * cancels the call, and ending the stream with CANCELLED before the next batch once {@code cancelled} says so.
      */
     static Sent send(ResultStream result, ServerStreamListener listener, Runnable onClientCancel, BooleanSupplier cancelled) throws IOException {
+        try (dev.mallard.server.rows.RowWindow.Rows rows = dev.mallard.server.rows.RowWindow.ALL.over(result, null)) {
+            return send(rows, listener, onClientCancel, cancelled);
+        }
+    }
+
+    /** As {@link #send(ResultStream, ServerStreamListener, Runnable, BooleanSupplier)}, for the rows of a window of a result. */
+    static Sent send(dev.mallard.server.rows.RowWindow.Rows result, ServerStreamListener listener, Runnable onClientCancel, BooleanSupplier cancelled)
+            throws IOException {
         Semaphore ready = new Semaphore(0);
         listener.setOnReadyHandler(ready::release);
         listener.setOnCancelHandler(() -> {
@@ -44,17 +52,17 @@ final class ResultSender {
             return stream(result, listener, ready, cancelled, root, () -> root.getRowCount());
         }
         BufferAllocator allocator = root.getFieldVectors().get(0).getAllocator();
-        try (VectorSchemaRoot decoded = DictionaryDecoding.target(root, result.reader(), allocator)) {
+        try (VectorSchemaRoot decoded = DictionaryDecoding.target(root, result.dictionaries(), allocator)) {
             listener.start(decoded);
             return stream(result, listener, ready, cancelled, decoded, () -> {
-                DictionaryDecoding.fill(root, result.reader(), decoded);
+                DictionaryDecoding.fill(root, result.dictionaries(), decoded);
                 return decoded.getRowCount();
             });
         }
     }
 
     /** Loads each batch when the client is ready, prepares it ({@code batch} answers its row count) and sends it. */
-    private static Sent stream(ResultStream result, ServerStreamListener listener, Semaphore ready, BooleanSupplier cancelled,
+    private static Sent stream(dev.mallard.server.rows.RowWindow.Rows result, ServerStreamListener listener, Semaphore ready, BooleanSupplier cancelled,
             VectorSchemaRoot sent, java.util.function.IntSupplier batch) throws IOException {
         long rows = 0;
         long bytes = 0;

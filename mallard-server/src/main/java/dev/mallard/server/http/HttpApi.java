@@ -16,6 +16,7 @@ import dev.mallard.server.auth.TokenService;
 import dev.mallard.server.auth.UserDirectory;
 import dev.mallard.server.ops.ServerMetrics;
 import dev.mallard.server.ops.StatementAudit;
+import dev.mallard.server.rows.RowWindow;
 import dev.mallard.server.session.QueryOptions;
 import dev.mallard.server.session.ResultStream;
 import dev.mallard.server.session.Session;

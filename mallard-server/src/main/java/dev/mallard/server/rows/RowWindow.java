@@ -1,4 +1,4 @@
-package dev.mallard.server.http;
+package dev.mallard.server.rows;
 
 import static java.util.Objects.requireNonNull;
 
@@ -20,17 +20,17 @@ import org.apache.arrow.vector.dictionary.DictionaryProvider;
  * DazzleDuck's {@code x-dd-limit} and {@code x-dd-offset}: on a READ_ONLY server the rows of a query from the
  * offset-th on, at most limit of them, as the query with {@code LIMIT limit OFFSET offset} around it answers. The
  * window is cut from the result as it streams, so no SQL is rewritten. A COMPLETE server refuses them, as
- * DazzleDuck's does.
+ * DazzleDuck's does. Both listeners read them: HTTP from headers or parameters, Flight from call headers.
  *
  * @param limit rows at most; negative for no limit
  * @param offset rows skipped first
  */
-record RowWindow(long limit, long offset) {
-    static final String LIMIT = "x-dd-limit";
-    static final String OFFSET = "x-dd-offset";
-    static final RowWindow ALL = new RowWindow(-1, 0);
+public record RowWindow(long limit, long offset) {
+    public static final String LIMIT = "x-dd-limit";
+    public static final String OFFSET = "x-dd-offset";
+    public static final RowWindow ALL = new RowWindow(-1, 0);
 
-    static RowWindow resolve(Optional<String> limit, Optional<String> offset, AccessMode mode) {
+    public static RowWindow resolve(Optional<String> limit, Optional<String> offset, AccessMode mode) {
         long rows = limit.map(value -> whole(LIMIT, value)).orElse(-1L);
         long skipped = offset.map(value -> whole(OFFSET, value)).orElse(0L);
         if (rows <= 0 && skipped <= 0) {
@@ -53,7 +53,7 @@ record RowWindow(long limit, long offset) {
     }
 
     /** Batches as a writer reads them. */
-    interface Rows extends AutoCloseable {
+    public interface Rows extends AutoCloseable {
         VectorSchemaRoot root() throws IOException;
 
         DictionaryProvider dictionaries();
@@ -65,7 +65,7 @@ record RowWindow(long limit, long offset) {
     }
 
     /** The stream's rows within this window; the stream stays the caller's to close. */
-    Rows over(ResultStream stream, BufferAllocator allocator) {
+    public Rows over(ResultStream stream, BufferAllocator allocator) {
         requireNonNull(stream, "stream is null");
         if (this.equals(ALL)) {
             return new Rows() {
