@@ -66,6 +66,48 @@ class ServerCommandIT {
     }
 
     @Test
+    void aDazzleDuckConfFileStartsTheServerWithItsStartupScript() throws Exception {
+        int httpPort = freePort();
+        int flightPort = freePort();
+        Path config = dir.resolve("server.conf");
+        Files.writeString(config, """
+                dazzleduck_server {
+                  warehouse = wh
+                  flight_sql { host = "127.0.0.1", use_encryption = false }
+                  users = [{ username = ada, password = lovelace, groups = [admin] }]
+                  startup_script_provider { content = "CREATE TABLE IF NOT EXISTS greetings AS SELECT 'hej' AS word;" }
+                }
+                """);
+        List<String> command = MallardJar.command("server", "--config", config.toString(), "--conf", "dazzleduck_server.http.port=" + httpPort,
+                "--conf", "dazzleduck_server.flight_sql.port=" + flightPort);
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(dir.resolve("server.log").toFile()).start();
+        try {
+            HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+            awaitHealthy(http, httpPort, process);
+            String basic = "Basic " + Base64.getEncoder().encodeToString("ada:lovelace".getBytes(StandardCharsets.UTF_8));
+            HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/v1/query"))
+                    .header("Authorization", basic).header("Accept", "application/jsonl")
+                    .POST(HttpRequest.BodyPublishers.ofString("{\"query\": \"SELECT word FROM greetings\"}")).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(response.statusCode()).isEqualTo(200);
+            assertThat(response.body()).isEqualTo("{\"word\":\"hej\"}\n");
+        } finally {
+            process.destroy();
+            assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        }
+    }
+
+    @Test
+    void aDazzleDuckKeyOfAFeatureNotServedYetStopsTheStartNamingIt() throws Exception {
+        List<String> command = MallardJar.command("server", "--conf", "dazzleduck_server.users=[{username=ada,password=pw}]",
+                "--conf", "dazzleduck_server.warehouse=\"" + dir.resolve("wh") + "\"", "--conf", "dazzleduck_server.named_query_table=hub");
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(process.exitValue()).isEqualTo(10);
+        assertThat(output).contains("dazzleduck_server.named_query_table").contains("not supported yet");
+    }
+
+    @Test
     void aUsersClaimsTheAccessModeCannotUseAreRefusedAtStartup() throws Exception {
         List<String> command = MallardJar.command("server", "--conf", "users.0.username=ada", "--conf", "users.0.password=pw",
                 "--conf", "access_mode=RESTRICTED", "--conf", "users.0.claims.x-dd-access=[[\"table\",\"a\",\"*\",\"true\"],[\"table\",\"b\",\"*\",\"true\"]]",

@@ -13,6 +13,10 @@ import dev.mallard.server.config.ServerConfig;
 import dev.mallard.server.flight.FlightSqlEndpoint;
 import dev.mallard.server.flight.MallardFlightSqlProducer;
 import dev.mallard.server.http.HttpApi;
+import dev.mallard.server.http.ServerHealth;
+import dev.mallard.server.ops.ServerMetrics;
+import dev.mallard.server.ops.StatementAudit;
+import dev.mallard.core.metrics.MetricsRegistry;
 import dev.mallard.server.session.SessionRegistry;
 import dev.mallard.server.rls.ClaimPolicy;
 import dev.mallard.server.rls.FileLockdown;
@@ -45,8 +49,11 @@ public final class MallardServer implements AutoCloseable {
     private final HttpApi http;
     private final UserDirectory users;
 
-    private MallardServer(Engine engine, SessionRegistry sessions, FlightSqlEndpoint flight, HttpApi http, UserDirectory users) {
+    private final ServerMetrics metrics;
+
+    private MallardServer(Engine engine, SessionRegistry sessions, FlightSqlEndpoint flight, HttpApi http, UserDirectory users, ServerMetrics metrics) {
         this.users = users;
+        this.metrics = metrics;
         this.engine = engine;
         this.sessions = sessions;
         this.flight = flight;
@@ -68,9 +75,11 @@ public final class MallardServer implements AutoCloseable {
         Engine engine = config.database().map(Engine::onFile).orElseGet(Engine::inMemory);
         SessionRegistry sessions = null;
         FlightSqlEndpoint flight = null;
+        ServerMetrics metrics = null;
         try {
             config.startupScript().ifPresent(script -> runStartupScript(engine, script));
-            // After the startup script, which may read files anywhere; from here on DuckDB itself refuses the rest.
+            config.startupSql().ifPresent(sql -> runStartupSql(engine, sql, "startup_script_provider"));
+            // After the startup scripts, which may read files anywhere; from here on DuckDB itself refuses the rest.
             ClaimPolicy claims = new ClaimPolicy(config.accessMode(), config.users());
             if (config.accessMode().rowLevelSecurity()) {
                 FileLockdown.apply(engine.connection(), claims.grantedPaths());
@@ -79,14 +88,18 @@ public final class MallardServer implements AutoCloseable {
             }
             sessions = new SessionRegistry(engine, ServedViews.open(engine::newSession), config.sessionLimits(), config.streamResults(),
                     Clock.systemUTC(), claims);
+            SessionRegistry open = sessions;
+            metrics = new ServerMetrics(new MetricsRegistry(), open::size);
+            StatementAudit audit = new StatementAudit(metrics);
             MallardFlightSqlProducer producer = new MallardFlightSqlProducer(sessions, policy, engine.allocator(), version(),
-                    config.fetchSize(), config.queryTimeoutSeconds());
+                    config.fetchSize(), config.queryTimeoutSeconds(), audit);
             flight = FlightSqlEndpoint.start(config.host(), config.flightPort(), config.tls(), producer, users, tokens, sessions, engine.allocator());
             HttpApi http = HttpApi.start(config.host(), config.httpPort(), users, tokens, sessions, policy, config.fetchSize(),
-                    config.queryTimeoutSeconds(), config.httpMaxBodyBytes(), httpsContext);
+                    config.queryTimeoutSeconds(), config.httpMaxBodyBytes(), httpsContext, config.allowOrigins(),
+                    ServerHealth.of(engine, Clock.systemUTC()), metrics);
             LOG.info("server started flight_port={} http_port={} tls={} access_mode={} file_access={} database={} users={}", flight.port(), http.port(),
                     config.tls().isPresent(), config.accessMode(), config.fileAccess().name().toLowerCase(java.util.Locale.ROOT), config.database().map(Path::toString).orElse(":memory:"), config.users().size());
-            return new MallardServer(engine, sessions, flight, http, users);
+            return new MallardServer(engine, sessions, flight, http, users, metrics);
         } catch (RuntimeException e) {
             users.close();
             if (flight != null) {
@@ -94,6 +107,9 @@ public final class MallardServer implements AutoCloseable {
             }
             if (sessions != null) {
                 sessions.close();
+            }
+            if (metrics != null) {
+                metrics.close();
             }
             engine.close();
             throw e;
@@ -107,18 +123,23 @@ public final class MallardServer implements AutoCloseable {
         } catch (IOException e) {
             throw new MallardException(ErrorCode.USER_CONFIG_NOT_FOUND, "cannot read startup_script " + script + ": " + e.getMessage(), e);
         }
+        runStartupSql(engine, text, "startup_script " + script);
+        LOG.info("startup script ran file={}", script);
+    }
+
+    /** Runs a startup script's statements in order; {@code where} names it in errors. */
+    private static void runStartupSql(Engine engine, String text, String where) {
         try (Statement statement = engine.connection().createStatement()) {
             for (SqlScript.Statement sql : SqlScript.split(text)) {
                 try {
                     statement.execute(sql.sql());
                 } catch (SQLException e) {
-                    throw new MallardException(ErrorCode.USER_SQL_INVALID, "startup_script " + script + " line " + sql.line() + ": " + e.getMessage(), e);
+                    throw new MallardException(ErrorCode.USER_SQL_INVALID, where + " line " + sql.line() + ": " + e.getMessage(), e);
                 }
             }
         } catch (SQLException e) {
-            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot run startup_script " + script + ": " + e.getMessage(), e);
+            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot run " + where + ": " + e.getMessage(), e);
         }
-        LOG.info("startup script ran file={}", script);
     }
 
     static String version() {
@@ -150,7 +171,7 @@ public final class MallardServer implements AutoCloseable {
 
     @Override
     public void close() {
-        try (engine; sessions; users; flight; http) {
+        try (engine; metrics; sessions; users; flight; http) {
             LOG.info("server stopping");
         }
     }

@@ -201,7 +201,7 @@ class StreamingResultsIT {
         CompletableFuture<Throwable> read = CompletableFuture.supplyAsync(() -> {
             try {
                 HttpResponse<InputStream> response = http.send(query(ENDLESS, token).header("x-dd-query-timeout", "120")
-                        .header("x-dd-query-id", "endless").build(), HttpResponse.BodyHandlers.ofInputStream());
+                        .header("x-dd-query-id", "4242").build(), HttpResponse.BodyHandlers.ofInputStream());
                 try (InputStream body = response.body(); ArrowStreamReader reader = new ArrowStreamReader(body, allocator)) {
                     while (reader.loadNextBatch()) {
                         // drained until the server cuts the response short
@@ -219,7 +219,7 @@ class StreamingResultsIT {
         while (!cancelled) {
             // Checked before each cancel goes out: once one has, the response may end at any moment.
             assertThat(read.isDone()).as("the endless response ends only by the cancel").isFalse();
-            HttpResponse<String> answer = http.send(HttpRequest.newBuilder(uri("/v1/cancel?id=endless")).header("Authorization", "Bearer " + token)
+            HttpResponse<String> answer = http.send(HttpRequest.newBuilder(uri("/v1/cancel?id=4242")).header("Authorization", "Bearer " + token)
                     .build(), HttpResponse.BodyHandlers.ofString());
             cancelled = JSON.readTree(answer.body()).path("cancelled").asBoolean();
         }

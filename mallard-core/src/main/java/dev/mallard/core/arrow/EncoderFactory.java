@@ -74,10 +74,12 @@ final class EncoderFactory {
 
     private final DictionaryProvider dictionaries;
     private final Scratch scratch;
+    private final JsonLinesWriter.Decimals decimals;
     private final List<BoundDictionary> bound = new ArrayList<>();
 
     /** @param dictionaries the provider for dictionary-encoded columns, or null when there is none */
-    EncoderFactory(DictionaryProvider dictionaries, Scratch scratch) {
+    EncoderFactory(DictionaryProvider dictionaries, Scratch scratch, JsonLinesWriter.Decimals decimals) {
+        this.decimals = requireNonNull(decimals, "decimals is null");
         this.dictionaries = dictionaries;
         this.scratch = requireNonNull(scratch, "scratch is null");
     }
@@ -128,8 +130,8 @@ final class EncoderFactory {
             case Float2Vector v -> new NumberEncoders.Float16(v);
             case Float4Vector v -> new NumberEncoders.Float32(v);
             case Float8Vector v -> new NumberEncoders.Float64(v);
-            case DecimalVector v -> new NumberEncoders.Decimal128(v, v.getScale());
-            case Decimal256Vector v -> new NumberEncoders.Decimal256(v, v.getScale());
+            case DecimalVector v -> new NumberEncoders.Decimal128(v, v.getScale(), decimals == JsonLinesWriter.Decimals.STRINGS);
+            case Decimal256Vector v -> new NumberEncoders.Decimal256(v, v.getScale(), decimals == JsonLinesWriter.Decimals.STRINGS);
             case VarCharVector v -> text(v, extension);
             case LargeVarCharVector v -> text(v, extension);
             case ViewVarCharVector v -> text(v, extension);

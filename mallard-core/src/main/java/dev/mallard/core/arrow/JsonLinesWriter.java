@@ -21,7 +21,8 @@ import org.apache.arrow.vector.ipc.ArrowReader;
  *   <li>FLOAT and DOUBLE are numbers, except NaN and the infinities, which are the strings {@code "NaN"},
  *       {@code "Infinity"} and {@code "-Infinity"}.
  *   <li>DECIMAL of any precision and BIGNUM are strings of their exact digits
- *       ({@code "1.50"} for DECIMAL(10,2) 1.5), so no JSON reader rounds them.
+ *       ({@code "1.50"} for DECIMAL(10,2) 1.5), so no JSON reader rounds them; with {@link Decimals#NUMBERS}
+ *       DECIMAL is a JSON number of the same exact digits ({@code 1.50}), as DazzleDuck's HTTP API writes it.
  *   <li>VARCHAR is a string. A field marked as JSON (extension {@code arrow.json}) is embedded as raw JSON.
  *       DuckDB marks JSON columns only when {@code arrow_lossless_conversion} is set (see
  *       {@link ArrowExport#LOSSLESS_SETTING}); otherwise it exports them as plain VARCHAR and they are strings.
@@ -47,10 +48,24 @@ import org.apache.arrow.vector.ipc.ArrowReader;
 public final class JsonLinesWriter {
     private final JsonOutput output;
     private final Scratch scratch = new Scratch();
+    private final Decimals decimals;
     private RowEncoder encoder;
 
+    /** How DECIMAL values (HUGEINT too, which DuckDB's standard Arrow export turns into DECIMAL(38,0)) are written. */
+    public enum Decimals {
+        /** Strings of their exact digits: {@code "1.50"}. */
+        STRINGS,
+        /** Numbers of their exact digits: {@code 1.50}; a reader that parses numbers as doubles may round them. */
+        NUMBERS
+    }
+
     public JsonLinesWriter(OutputStream out) {
+        this(out, Decimals.STRINGS);
+    }
+
+    public JsonLinesWriter(OutputStream out, Decimals decimals) {
         output = new JsonOutput(requireNonNull(out, "out is null"));
+        this.decimals = requireNonNull(decimals, "decimals is null");
     }
 
     /**
@@ -109,7 +124,7 @@ public final class JsonLinesWriter {
 
     private RowEncoder encoderFor(VectorSchemaRoot root, DictionaryProvider dictionaries) {
         if (encoder == null || !encoder.isBoundTo(root, dictionaries)) {
-            encoder = new RowEncoder(root, dictionaries, scratch);
+            encoder = new RowEncoder(root, dictionaries, scratch, decimals);
         }
         return encoder;
     }

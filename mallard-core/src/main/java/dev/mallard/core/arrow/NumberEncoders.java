@@ -198,8 +198,24 @@ final class NumberEncoders {
         return Double.isNaN(value) ? "NaN" : value > 0 ? "Infinity" : "-Infinity";
     }
 
+    private static void decimal(JsonOutput out, long unscaled, int scale, boolean quoted) {
+        if (quoted) {
+            out.append('"').appendDecimal(unscaled, scale).append('"');
+        } else {
+            out.appendDecimal(unscaled, scale);
+        }
+    }
+
+    private static void plain(JsonOutput out, String digits, boolean quoted) {
+        if (quoted) {
+            out.writeAsciiString(digits);
+        } else {
+            out.append(digits);
+        }
+    }
+
     /** DECIMAL up to 38 digits, and HUGEINT, which DuckDB exports as DECIMAL(38,0). */
-    record Decimal128(DecimalVector vector, int scale) implements ValueEncoder {
+    record Decimal128(DecimalVector vector, int scale, boolean quoted) implements ValueEncoder {
         @Override
         public void write(JsonOutput out, int index) throws IOException {
             if (vector.isNull(index)) {
@@ -211,14 +227,14 @@ final class NumberEncoders {
             long high = data.getLong(16L * index + 8);
             // Most values fit a long (the high word only extends the sign): format those without a BigDecimal.
             if (high == low >> 63) {
-                out.append('"').appendDecimal(low, scale).append('"');
+                decimal(out, low, scale, quoted);
             } else {
-                out.writeAsciiString(vector.getObject(index).toPlainString());
+                plain(out, vector.getObject(index).toPlainString(), quoted);
             }
         }
     }
 
-    record Decimal256(Decimal256Vector vector, int scale) implements ValueEncoder {
+    record Decimal256(Decimal256Vector vector, int scale, boolean quoted) implements ValueEncoder {
         @Override
         public void write(JsonOutput out, int index) throws IOException {
             if (vector.isNull(index)) {
@@ -230,9 +246,9 @@ final class NumberEncoders {
             long low = data.getLong(offset);
             long sign = low >> 63;
             if (data.getLong(offset + 8) == sign && data.getLong(offset + 16) == sign && data.getLong(offset + 24) == sign) {
-                out.append('"').appendDecimal(low, scale).append('"');
+                decimal(out, low, scale, quoted);
             } else {
-                out.writeAsciiString(vector.getObject(index).toPlainString());
+                plain(out, vector.getObject(index).toPlainString(), quoted);
             }
         }
     }

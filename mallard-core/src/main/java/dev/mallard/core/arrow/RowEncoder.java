@@ -27,12 +27,12 @@ final class RowEncoder {
     private final byte[][] prefixes;
     private final ValueEncoder[] columns;
 
-    RowEncoder(VectorSchemaRoot root, DictionaryProvider dictionaries, Scratch scratch) {
+    RowEncoder(VectorSchemaRoot root, DictionaryProvider dictionaries, Scratch scratch, JsonLinesWriter.Decimals decimals) {
         this.root = requireNonNull(root, "root is null");
         this.dictionaries = dictionaries;
         this.vectors = List.copyOf(root.getFieldVectors());
         List<Field> fields = root.getSchema().getFields();
-        EncoderFactory factory = new EncoderFactory(dictionaries, scratch);
+        EncoderFactory factory = new EncoderFactory(dictionaries, scratch, decimals);
         List<String> names = new ArrayList<>();
         columns = new ValueEncoder[vectors.size()];
         for (int i = 0; i < columns.length; i++) {

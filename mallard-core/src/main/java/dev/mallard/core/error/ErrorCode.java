@@ -77,6 +77,8 @@ public enum ErrorCode {
             "A prepared statement handle names a statement its session no longer holds: the client closed it, or the session held more than max_prepared_statements_per_session and closed the least recently used; prepare it again."),
     USER_SESSION_BUSY("user.server.session_busy", ExitCode.USER_FAULT,
             "A statement came while its session was still sending an earlier streaming result its client had not read to the end; read or close that result first, or use another connection."),
+    USER_QUERY_NOT_FOUND("user.server.query_not_found", ExitCode.USER_FAULT,
+            "No running statement has the id a cancel named: it finished, never ran, or runs for another user."),
     USER_REQUEST_TOO_LARGE("user.http.body_too_large", ExitCode.USER_FAULT,
             "An HTTP request body is larger than the server's http.max_body_bytes."),
     USER_ARGUMENT_INVALID("user.cli.argument_invalid", ExitCode.USAGE,

@@ -15,6 +15,8 @@ import java.util.Optional;
  * @param fileAccess which files SQL may read and write ({@code file_access})
  * @param loginLimits failed logins allowed per user and address within a window
  * @param tokenAlgorithm how tokens are signed ({@code jwt_token.algorithm}), and so how {@code secret_key} is read
+ * @param allowOrigins the origins a browser may call the HTTP API from ({@code http.allow-origin}); empty for none
+ * @param startupSql startup SQL given inline (DazzleDuck's {@code startup_script_provider}), run after {@code startup_script}
  */
 public record ServerConfig(
         Path warehouse,
@@ -35,23 +37,26 @@ public record ServerConfig(
         boolean streamResults,
         dev.mallard.server.sql.FileAccess fileAccess,
         LoginLimits loginLimits,
-        dev.mallard.server.auth.TokenAlgorithm tokenAlgorithm) {
+        dev.mallard.server.auth.TokenAlgorithm tokenAlgorithm,
+        List<String> allowOrigins,
+        Optional<String> startupSql) {
     public static final String DEFAULT_WAREHOUSE = "warehouse";
     public static final String DEFAULT_HOST = "0.0.0.0";
     public static final int DEFAULT_HTTP_PORT = 8081;
     public static final long DEFAULT_HTTP_MAX_BODY_BYTES = 16L << 20;
     public static final int DEFAULT_FLIGHT_PORT = 59307;
     public static final int DEFAULT_TOKEN_EXPIRY_MINUTES = 720;
-    public static final int DEFAULT_FETCH_SIZE = 16_384;
+    /** DazzleDuck's default rows per Arrow batch. */
+    public static final int DEFAULT_FETCH_SIZE = 10_000;
     public static final boolean DEFAULT_STREAM_RESULTS = true;
 
-    /** A configuration with the default {@code file_access}, login limits and token algorithm. */
+    /** A configuration with the default {@code file_access}, login limits and token algorithm, no CORS origins and no inline startup SQL. */
     public ServerConfig(Path warehouse, Optional<Path> database, String host, int httpPort, long httpMaxBodyBytes, int flightPort,
             Optional<TlsFiles> tls, List<UserAccount> users, AccessMode accessMode, Optional<String> secretKey, int tokenExpiryMinutes,
             SessionLimits sessionLimits, int fetchSize, int queryTimeoutSeconds, Optional<Path> startupScript, boolean streamResults) {
         this(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey, tokenExpiryMinutes,
                 sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, dev.mallard.server.sql.FileAccess.DEFAULT,
-                LoginLimits.DEFAULT, dev.mallard.server.auth.TokenAlgorithm.DEFAULT);
+                LoginLimits.DEFAULT, dev.mallard.server.auth.TokenAlgorithm.DEFAULT, List.of(), Optional.empty());
     }
 
     /** A configuration with the default {@code stream_results}. */
@@ -94,13 +99,37 @@ public record ServerConfig(
     public ServerConfig withSecurity(dev.mallard.server.sql.FileAccess fileAccess, LoginLimits loginLimits,
             dev.mallard.server.auth.TokenAlgorithm tokenAlgorithm) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm);
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql);
     }
 
     /** The same configuration with another signing secret. */
     public ServerConfig withSecretKey(Optional<String> secretKey) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm);
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql);
+    }
+
+    /** This configuration with other {@code http.allow-origin} origins. */
+    public ServerConfig withAllowOrigins(List<String> allowOrigins) {
+        return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql);
+    }
+
+    /** This configuration with another access mode. */
+    public ServerConfig withAccessMode(AccessMode accessMode) {
+        return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql);
+    }
+
+    /** This configuration with another {@code query_timeout_seconds}. */
+    public ServerConfig withQueryTimeoutSeconds(int queryTimeoutSeconds) {
+        return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql);
+    }
+
+    /** This configuration with startup SQL given inline (DazzleDuck's {@code startup_script_provider}), run after {@code startup_script}. */
+    public ServerConfig withStartupSql(Optional<String> startupSql) {
+        return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql);
     }
 
     public ServerConfig {
@@ -116,6 +145,8 @@ public record ServerConfig(
         requireNonNull(fileAccess, "fileAccess is null");
         requireNonNull(loginLimits, "loginLimits is null");
         requireNonNull(tokenAlgorithm, "tokenAlgorithm is null");
+        allowOrigins = List.copyOf(allowOrigins);
+        requireNonNull(startupSql, "startupSql is null");
         if (httpMaxBodyBytes <= 0 || tokenExpiryMinutes <= 0 || fetchSize <= 0 || queryTimeoutSeconds < 0) {
             throw new IllegalArgumentException("tokenExpiryMinutes and fetchSize must be positive, queryTimeoutSeconds not negative");
         }
@@ -128,6 +159,7 @@ public record ServerConfig(
                 + ", host=" + host + ", httpPort=" + httpPort + ", httpMaxBodyBytes=" + httpMaxBodyBytes + ", flightPort=" + flightPort + ", tls=" + tls.map(TlsFiles::certFile).map(Path::toString).orElse("off") + ", users="
                 + users.stream().map(UserAccount::username).toList() + ", accessMode=" + accessMode + ", secretKey="
                 + (secretKey.isPresent() ? "***" : "generated") + ", tokenExpiryMinutes=" + tokenExpiryMinutes
-                + ", sessionLimits=" + sessionLimits + ", fetchSize=" + fetchSize + ", queryTimeoutSeconds=" + queryTimeoutSeconds + ", startupScript=" + startupScript.map(Path::toString).orElse("none") + ", streamResults=" + streamResults + ", fileAccess=" + fileAccess + ", loginLimits=" + loginLimits + ", tokenAlgorithm=" + tokenAlgorithm + "]";
+                + ", sessionLimits=" + sessionLimits + ", fetchSize=" + fetchSize + ", queryTimeoutSeconds=" + queryTimeoutSeconds + ", startupScript=" + startupScript.map(Path::toString).orElse("none") + ", streamResults=" + streamResults + ", fileAccess=" + fileAccess + ", loginLimits=" + loginLimits + ", tokenAlgorithm=" + tokenAlgorithm
+                + ", allowOrigins=" + allowOrigins + ", startupSql=" + (startupSql.isPresent() ? "inline" : "none") + "]";
     }
 }

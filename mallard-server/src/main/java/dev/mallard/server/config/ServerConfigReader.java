@@ -34,8 +34,16 @@ public final class ServerConfigReader {
 
     private final ConfigLoader loader;
     private final ConfigSchema schema;
+    private final java.util.Map<String, String> processEnvironment;
 
+    /** A reader whose DazzleDuck configurations resolve {@code ${NAME}} from this process's environment. */
     public ServerConfigReader(ConfigEnvironment environment) {
+        this(environment, System.getenv());
+    }
+
+    /** @param processEnvironment the variables DazzleDuck's {@code ${NAME}} reads (any name, as DazzleDuck's do) */
+    public ServerConfigReader(ConfigEnvironment environment, java.util.Map<String, String> processEnvironment) {
+        this.processEnvironment = java.util.Map.copyOf(requireNonNull(processEnvironment, "processEnvironment is null"));
         this.schema = schema();
         this.loader = new ConfigLoader(schema, requireNonNull(environment, "environment is null"));
     }
@@ -47,6 +55,12 @@ public final class ServerConfigReader {
     public ServerConfig read(Optional<Path> file, List<String> overrides) {
         requireNonNull(file, "file is null");
         requireNonNull(overrides, "overrides is null");
+        if (DazzleDuckConfig.isDazzleDuck(file, overrides)) {
+            // DazzleDuck's HOCON, read into Mallard's tree and checked against the same schema.
+            DazzleDuckConfig.Read read = new DazzleDuckConfig(processEnvironment).read(file, overrides);
+            validate(read.root());
+            return bind(read.root(), file.map(path -> path.toAbsolutePath().getParent()).orElse(Path.of(""))).withStartupSql(read.startupSql());
+        }
         ObjectNode root = JsonNodeFactory.instance.objectNode();
         Path base = Path.of("");
         if (file.isPresent()) {
@@ -147,9 +161,12 @@ public final class ServerConfigReader {
             if (user == null || !user.isObject()) {
                 throw new MallardException(ErrorCode.USER_CONFIG_INVALID, "every entry of users needs a username and a password");
             }
+            List<String> groups = new ArrayList<>();
+            user.path("groups").forEach(group -> groups.add(group.asText()));
             users.add(new UserAccount(user.path("username").asText(), PasswordHash.of(user.path("password").asText()),
                     YAML.convertValue(user.path("claims").isObject() ? user.path("claims") : JsonNodeFactory.instance.objectNode(), java.util.Map.class),
-                    YAML.convertValue(user.path("login_claims").isArray() ? user.path("login_claims") : JsonNodeFactory.instance.arrayNode(), List.class)));
+                    YAML.convertValue(user.path("login_claims").isArray() ? user.path("login_claims") : JsonNodeFactory.instance.arrayNode(), List.class),
+                    groups));
         }
         if (users.isEmpty()) {
             throw new MallardException(ErrorCode.USER_CONFIG_INVALID,
@@ -188,7 +205,19 @@ public final class ServerConfigReader {
                 new ServerConfig.LoginLimits(root.path("login_max_failures").asInt(ServerConfig.LoginLimits.DEFAULT.maxFailures()),
                         root.path("login_failure_window_seconds").asInt(ServerConfig.LoginLimits.DEFAULT.windowSeconds())),
                 text(root.path("jwt_token"), "algorithm").map(dev.mallard.server.auth.TokenAlgorithm::parse)
-                        .orElse(dev.mallard.server.auth.TokenAlgorithm.DEFAULT));
+                        .orElse(dev.mallard.server.auth.TokenAlgorithm.DEFAULT),
+                strings(root.path("http").path("allow_origin")),
+                Optional.empty());
+    }
+
+    /** A list of strings; one string (as {@code --conf http.allow_origin=*} gives) is a list of one. */
+    private static List<String> strings(JsonNode node) {
+        if (node.isTextual()) {
+            return List.of(node.asText());
+        }
+        List<String> values = new ArrayList<>();
+        node.forEach(value -> values.add(value.asText()));
+        return values;
     }
 
     private static Optional<String> text(JsonNode root, String key) {

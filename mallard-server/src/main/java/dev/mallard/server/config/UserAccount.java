@@ -12,13 +12,19 @@ import java.util.Map;
  * @param claims row-level security claims the user's tokens always carry, which a login cannot change
  * @param loginClaims the row-level security claims a login may give for this user (under RESTRICTED and
  *     RESTRICT_READ_ONLY, any other is refused)
+ * @param groups DazzleDuck's {@code users[].groups}: the groups the user belongs to (empty when none were given)
  */
-public record UserAccount(String username, PasswordHash password, Map<String, Object> claims, List<String> loginClaims) {
+public record UserAccount(String username, PasswordHash password, Map<String, Object> claims, List<String> loginClaims, List<String> groups) {
     public UserAccount {
         requireNonNull(username, "username is null");
         requireNonNull(password, "password is null");
         claims = Map.copyOf(claims);
         loginClaims = List.copyOf(loginClaims);
+        groups = List.copyOf(groups);
+    }
+
+    public UserAccount(String username, PasswordHash password, Map<String, Object> claims, List<String> loginClaims) {
+        this(username, password, claims, loginClaims, List.of());
     }
 
     public UserAccount(String username, PasswordHash password) {

@@ -9,6 +9,8 @@ import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
 import dev.mallard.server.arrow.ArrowValues;
 import dev.mallard.server.config.AccessMode;
+import dev.mallard.server.ops.StatementAudit;
+import dev.mallard.server.rows.RowWindow;
 import dev.mallard.server.session.QueryOptions;
 import dev.mallard.server.session.ResultStream;
 import dev.mallard.server.session.Session;
@@ -87,6 +89,7 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
     private final SqlInfoBuilder sqlInfo;
     private final int defaultFetchSize;
     private final int maxTimeoutSeconds;
+    private final StatementAudit audit;
     /**
      * DoGet streams results from threads of their own, never from the gRPC call's thread: gRPC delivers a call's
      * ready and cancel callbacks on that thread, so a handler blocked in DuckDB or in flow control would never hear
@@ -95,7 +98,8 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
     private final ExecutorService streams = Executors.newCachedThreadPool(Thread.ofPlatform().name("flight-stream-", 0).daemon().factory());
 
     public MallardFlightSqlProducer(SessionRegistry sessions, AccessPolicy policy, BufferAllocator allocator, String version,
-            int defaultFetchSize, int maxTimeoutSeconds) {
+            int defaultFetchSize, int maxTimeoutSeconds, StatementAudit audit) {
+        this.audit = requireNonNull(audit, "audit is null");
         this.defaultFetchSize = defaultFetchSize;
         this.maxTimeoutSeconds = maxTimeoutSeconds;
         this.sessions = requireNonNull(sessions, "sessions is null");
@@ -137,7 +141,8 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
     @Override
     public FlightInfo getFlightInfoStatement(CommandStatementQuery command, CallContext context, FlightDescriptor descriptor) {
         return guarded(() -> {
-            Session session = session(context);
+            window(context);
+            Session session = statementSession(context);
             String sql = command.getQuery();
             CheckedSql checked = policy.check(session, session.admit(sql));
             if (checked.throughViews()) {
@@ -161,7 +166,22 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
 
     @Override
     public SchemaResult getSchemaStatement(CommandStatementQuery command, CallContext context, FlightDescriptor descriptor) {
-        throw CallStatus.UNIMPLEMENTED.withDescription("GetSchema of a statement: prepare it instead").toRuntimeException();
+        return guarded(() -> {
+            Session session = statementSession(context);
+            CheckedSql checked = policy.check(session, session.admit(command.getQuery()));
+            if (checked.throughViews()) {
+                // The views' front door has no prepare without running: their texts are refused here rather than run.
+                throw new MallardException(ErrorCode.USER_VIEW_UNSUPPORTED,
+                        "GetSchema of a statement naming a materialized view or a dbsp_ function: run it (GetFlightInfo) to see its schema");
+            }
+            // Prepared only, never run: DuckDB binds the text and answers its columns.
+            PreparedQuery prepared = prepare(session, checked, context);
+            try {
+                return new SchemaResult(prepared.datasetSchema());
+            } finally {
+                session.release(prepared);
+            }
+        });
     }
 
     @Override
@@ -171,15 +191,23 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
             Session session = session(context);
             java.util.Optional<DeferredQuery> deferred = session.find(handle, DeferredQuery.class);
             if (deferred.isPresent()) {
-                streams.execute(() -> streamed(listener, () -> runDeferred(session, handle, deferred.get(), listener)));
+                QueryOptions options = atDoGet(deferred.get().options(), context);
+                RowWindow window = window(context);
+                long started = System.nanoTime();
+                streams.execute(() -> audited(session, options.queryId().orElse(handle), deferred.get().prepared().sql(), started, listener,
+                        () -> runDeferred(session, handle, deferred.get(), options, window, listener)));
+                return;
+            }
+            if (session.take(handle, NoRows.class).isPresent()) {
+                sendNoRows(listener);
                 return;
             }
             ResultStream result = session.take(handle, ResultStream.class)
                     .orElseThrow(() -> FlightErrors.notFound("no result waits under this ticket: it was fetched already or its session closed"));
-            streams.execute(() -> streamed(listener, () -> {
+            long started = System.nanoTime();
+            streams.execute(() -> audited(session, handle, "(a result computed at GetFlightInfo)", started, listener, () -> {
                 try (result) {
-                    long rows = ResultSender.send(result, listener);
-                    LOG.debug("result sent user={} rows={}", session.username(), rows);
+                    return ResultSender.send(result, listener);
                 }
             }));
         } catch (Throwable e) {
@@ -192,6 +220,27 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
         void run() throws Exception;
     }
 
+    @FunctionalInterface
+    private interface Sending {
+        ResultSender.Sent run() throws Exception;
+    }
+
+    /** Streams a statement's result and writes its audit line (and metrics), however it ends. */
+    private void audited(Session session, String id, String sql, long started, ServerStreamListener listener, Sending sending) {
+        ResultSender.Sent sent = new ResultSender.Sent(0, 0);
+        Throwable failure = null;
+        try {
+            sent = sending.run();
+        } catch (Throwable e) {
+            failure = e instanceof org.apache.arrow.flight.FlightRuntimeException flight && flight.status().code() == org.apache.arrow.flight.FlightStatusCode.CANCELLED
+                    ? new MallardException(ErrorCode.USER_SQL_CANCELLED, String.valueOf(e.getMessage())) : e;
+            listener.error(FlightErrors.toFlight(e));
+        } finally {
+            audit.finished(id, session.username(), "flight", sql, sent.rows(), sent.bytes(), java.time.Duration.ofNanos(System.nanoTime() - started),
+                    StatementAudit.outcome(failure));
+        }
+    }
+
     private static void streamed(ServerStreamListener listener, Streaming streaming) {
         try {
             streaming.run();
@@ -201,7 +250,8 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
     }
 
     /** Runs a prepared query in its DoGet; the client cancelling the call, or CancelFlightInfo, interrupts it. */
-    private static void runDeferred(Session session, String handle, DeferredQuery query, ServerStreamListener listener) throws IOException {
+    private static ResultSender.Sent runDeferred(Session session, String handle, DeferredQuery query, QueryOptions options, RowWindow window,
+            ServerStreamListener listener) throws IOException {
         if (!query.start()) {
             session.take(handle, DeferredQuery.class);
             throw query.cancelled() ? CallStatus.CANCELLED.withDescription("the query was cancelled on request before it ran").toRuntimeException()
@@ -214,13 +264,14 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
                 query.prepared().apply(query.parameters());
                 return null;
             });
-            Session.Outcome outcome = session.execute(query.prepared().statement(), query.options());
+            Session.Outcome outcome = session.execute(query.prepared().statement(), options);
             if (outcome.rows().isEmpty()) {
                 throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "the prepared statement returned no rows; run it as an update");
             }
-            try (ResultStream result = outcome.rows().get()) {
-                long rows = ResultSender.send(result, listener, onClientCancel, query::cancelled);
-                LOG.debug("result sent user={} rows={}", session.username(), rows);
+            try (ResultStream result = outcome.rows().get(); RowWindow.Rows rows = window.over(result, session.allocator())) {
+                ResultSender.Sent sent = ResultSender.send(rows, listener, onClientCancel, query::cancelled);
+                LOG.debug("result sent user={} rows={}", session.username(), sent.rows());
+                return sent;
             }
         } finally {
             query.finish();
@@ -232,7 +283,7 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
     public Runnable acceptPutStatement(CommandStatementUpdate command, CallContext context, FlightStream stream, StreamListener<PutResult> ack) {
         return () -> {
             try {
-                Session session = session(context);
+                Session session = statementSession(context);
                 CheckedSql checked = policy.check(session, session.admit(command.getQuery()));
                 Session.Outcome outcome = session.execute(checked, options(context));
                 outcome.rows().ifPresent(ResultStream::close);
@@ -268,7 +319,7 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
     @Override
     public void createPreparedStatement(ActionCreatePreparedStatementRequest request, CallContext context, StreamListener<Result> listener) {
         try {
-            Session session = session(context);
+            Session session = statementSession(context);
             String sql = request.getQuery();
             PreparedQuery prepared = prepare(session, policy.check(session, session.admit(sql)), context);
             String handle = UUID.randomUUID().toString();
@@ -576,6 +627,99 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
                 "this token's session is closed; log in again"));
     }
 
+    /**
+     * The session of a call that starts a statement, in the catalog and schema the call's {@code database} and
+     * {@code schema} headers select. Only such calls switch: a cancel or a DoGet must not wait for the session's lock.
+     */
+    private Session statementSession(CallContext context) {
+        Session session = session(context);
+        CallHeadersMiddleware headers = context.getMiddleware(CallHeadersMiddleware.KEY);
+        if (headers != null) {
+            useCatalog(session, headers.get(DATABASE), headers.get(SCHEMA));
+        }
+        return session;
+    }
+
+    /** DazzleDuck's connection properties (sent as call headers) that select the catalog and schema a call runs in. */
+    static final String DATABASE = "database";
+    static final String SCHEMA = "schema";
+
+    /**
+     * Runs the call in the catalog and schema its {@code database} and {@code schema} headers name, as DazzleDuck's
+     * connections do ({@code USE database.schema} before each call); one that does not exist fails the call naming it.
+     */
+    private static void useCatalog(Session session, java.util.Optional<String> database, java.util.Optional<String> schema) {
+        if (database.isEmpty() && schema.isEmpty()) {
+            return;
+        }
+        StringBuilder target = new StringBuilder();
+        database.ifPresent(name -> target.append(quoted(name)));
+        schema.ifPresent(name -> target.append(target.isEmpty() ? "" : ".").append(quoted(name)));
+        try {
+            session.sql(connection -> {
+                try (java.sql.Statement statement = connection.createStatement()) {
+                    return statement.execute("USE " + target);
+                }
+            });
+        } catch (MallardException e) {
+            if (e.errorCode() != ErrorCode.USER_SQL_INVALID) {
+                throw e;
+            }
+            throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "the connection's " + database.map(name -> "database '" + name + "'").orElse("")
+                    + (database.isPresent() && schema.isPresent() ? " and " : "") + schema.map(name -> "schema '" + name + "'").orElse("")
+                    + " name no catalog and schema of this server: " + e.getMessage() + "; give an attached database and one of its schemas", e);
+        }
+    }
+
+    /** A SQL identifier in double quotes, its own quotes doubled. */
+    private static String quoted(String identifier) {
+        return '"' + identifier.replace("\"", "\"\"") + '"';
+    }
+
+    /**
+     * DazzleDuck's {@code x-dd-limit} and {@code x-dd-offset} call headers: applied on a READ_ONLY server when the
+     * query's DoGet sends its rows (DazzleDuck reads them there), refused on a COMPLETE one.
+     */
+    private RowWindow window(CallContext context) {
+        CallHeadersMiddleware headers = context.getMiddleware(CallHeadersMiddleware.KEY);
+        if (headers == null) {
+            return RowWindow.ALL;
+        }
+        return RowWindow.resolve(headers.get(RowWindow.LIMIT), headers.get(RowWindow.OFFSET), policy.mode());
+    }
+
+    /** The ticket of a statement that ran without rows: its DoGet answers an empty stream. */
+    private record NoRows() implements AutoCloseable {
+        @Override
+        public void close() {}
+    }
+
+    private void sendNoRows(ServerStreamListener listener) {
+        try (org.apache.arrow.vector.VectorSchemaRoot empty = org.apache.arrow.vector.VectorSchemaRoot.create(new Schema(List.of()), allocator)) {
+            listener.start(empty);
+            listener.completed();
+        }
+    }
+
+    /**
+     * The options a deferred query runs with: DazzleDuck reads {@code x-dd-fetch-size} and {@code x-dd-query-timeout}
+     * on the DoGet, so the DoGet's own headers win over those its GetFlightInfo carried.
+     */
+    private QueryOptions atDoGet(QueryOptions planned, CallContext context) {
+        CallHeadersMiddleware headers = context.getMiddleware(CallHeadersMiddleware.KEY);
+        if (headers == null) {
+            return planned;
+        }
+        java.util.Optional<String> fetchSize = headers.get(QueryOptions.FETCH_SIZE);
+        java.util.Optional<String> timeout = headers.get(QueryOptions.QUERY_TIMEOUT);
+        if (fetchSize.isEmpty() && timeout.isEmpty()) {
+            return planned;
+        }
+        QueryOptions asked = QueryOptions.resolve(fetchSize, timeout, planned.fetchSize(), maxTimeoutSeconds);
+        return new QueryOptions(asked.fetchSize(), timeout.isPresent() ? asked.timeout() : planned.timeout(),
+                headers.get(QueryOptions.QUERY_ID).or(planned::queryId));
+    }
+
     /** {@code x-dd-fetch-size} and {@code x-dd-query-timeout} from the call's headers, within the server's limits. */
     private QueryOptions options(CallContext context) {
         CallHeadersMiddleware headers = context.getMiddleware(CallHeadersMiddleware.KEY);
@@ -605,8 +749,10 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
 
     private FlightInfo pending(Session session, Session.Outcome outcome, FlightDescriptor descriptor) {
         if (outcome.rows().isEmpty()) {
-            // A statement without rows ran already; its info announces an empty result.
-            return new FlightInfo(new Schema(List.of()), descriptor, List.of(), -1, -1);
+            // A statement without rows ran already; as DazzleDuck, its info has one endpoint whose stream is empty.
+            String handle = UUID.randomUUID().toString();
+            session.keep(handle, new NoRows());
+            return new FlightInfo(new Schema(List.of()), descriptor, List.of(endpoint(handle)), -1, -1);
         }
         ResultStream result = outcome.rows().get();
         String handle = UUID.randomUUID().toString();

@@ -17,7 +17,10 @@ import org.apache.arrow.vector.VectorSchemaRoot;
 final class ResultSender {
     private ResultSender() {}
 
-    static long send(ResultStream result, ServerStreamListener listener) throws IOException {
+    /** What a stream sent: rows, and the bytes of its batches' Arrow buffers (what went to gRPC, before framing). */
+    record Sent(long rows, long bytes) {}
+
+    static Sent send(ResultStream result, ServerStreamListener listener) throws IOException {
         return send(result, listener, () -> {}, () -> false);
     }
 
@@ -25,7 +28,15 @@ final class ResultSender {
      * As {@link #send(ResultStream, ServerStreamListener)}, also running {@code onClientCancel} when the client
      * cancels the call, and ending the stream with CANCELLED before the next batch once {@code cancelled} says so.
      */
-    static long send(ResultStream result, ServerStreamListener listener, Runnable onClientCancel, BooleanSupplier cancelled) throws IOException {
+    static Sent send(ResultStream result, ServerStreamListener listener, Runnable onClientCancel, BooleanSupplier cancelled) throws IOException {
+        try (dev.mallard.server.rows.RowWindow.Rows rows = dev.mallard.server.rows.RowWindow.ALL.over(result, null)) {
+            return send(rows, listener, onClientCancel, cancelled);
+        }
+    }
+
+    /** As {@link #send(ResultStream, ServerStreamListener, Runnable, BooleanSupplier)}, for the rows of a window of a result. */
+    static Sent send(dev.mallard.server.rows.RowWindow.Rows result, ServerStreamListener listener, Runnable onClientCancel, BooleanSupplier cancelled)
+            throws IOException {
         Semaphore ready = new Semaphore(0);
         listener.setOnReadyHandler(ready::release);
         listener.setOnCancelHandler(() -> {
@@ -38,27 +49,28 @@ final class ResultSender {
         listener.setUseZeroCopy(true);
         if (!DictionaryDecoding.needed(root.getSchema())) {
             listener.start(root);
-            return stream(result, listener, ready, cancelled, () -> root.getRowCount());
+            return stream(result, listener, ready, cancelled, root, () -> root.getRowCount());
         }
         BufferAllocator allocator = root.getFieldVectors().get(0).getAllocator();
-        try (VectorSchemaRoot decoded = DictionaryDecoding.target(root, result.reader(), allocator)) {
+        try (VectorSchemaRoot decoded = DictionaryDecoding.target(root, result.dictionaries(), allocator)) {
             listener.start(decoded);
-            return stream(result, listener, ready, cancelled, () -> {
-                DictionaryDecoding.fill(root, result.reader(), decoded);
+            return stream(result, listener, ready, cancelled, decoded, () -> {
+                DictionaryDecoding.fill(root, result.dictionaries(), decoded);
                 return decoded.getRowCount();
             });
         }
     }
 
     /** Loads each batch when the client is ready, prepares it ({@code batch} answers its row count) and sends it. */
-    private static long stream(ResultStream result, ServerStreamListener listener, Semaphore ready, BooleanSupplier cancelled,
-            java.util.function.IntSupplier batch) throws IOException {
+    private static Sent stream(dev.mallard.server.rows.RowWindow.Rows result, ServerStreamListener listener, Semaphore ready, BooleanSupplier cancelled,
+            VectorSchemaRoot sent, java.util.function.IntSupplier batch) throws IOException {
         long rows = 0;
+        long bytes = 0;
         while (!listener.isCancelled()) {
             if (cancelled.getAsBoolean()) {
                 listener.error(CallStatus.CANCELLED.withDescription("the query was cancelled on request (CancelFlightInfo) while its "
                         + "result was being sent").toRuntimeException());
-                return rows;
+                return new Sent(rows, bytes);
             }
             if (!awaitReady(listener, ready)) {
                 break;
@@ -67,12 +79,15 @@ final class ResultSender {
                 break;
             }
             rows += batch.getAsInt();
+            for (org.apache.arrow.vector.FieldVector vector : sent.getFieldVectors()) {
+                bytes += vector.getBufferSize();
+            }
             listener.putNext();
         }
         if (!listener.isCancelled()) {
             listener.completed();
         }
-        return rows;
+        return new Sent(rows, bytes);
     }
 
     private static boolean awaitReady(ServerStreamListener listener, Semaphore ready) {

@@ -14,6 +14,9 @@ import dev.mallard.core.http.HttpEndpoints;
 import dev.mallard.server.auth.AccessToken;
 import dev.mallard.server.auth.TokenService;
 import dev.mallard.server.auth.UserDirectory;
+import dev.mallard.server.ops.ServerMetrics;
+import dev.mallard.server.ops.StatementAudit;
+import dev.mallard.server.rows.RowWindow;
 import dev.mallard.server.session.QueryOptions;
 import dev.mallard.server.session.ResultStream;
 import dev.mallard.server.session.Session;
@@ -59,10 +62,21 @@ public final class HttpApi implements AutoCloseable {
     private final int defaultFetchSize;
     private final int maxTimeoutSeconds;
     private final long maxBodyBytes;
+    private final CorsPolicy cors;
+    private final ServerHealth health;
+    private final ServerMetrics metrics;
+    private final StatementAudit audit;
+    private final java.util.concurrent.atomic.AtomicLong nextStatementId = new java.util.concurrent.atomic.AtomicLong(1);
+    private final java.util.concurrent.ExecutorService statements = java.util.concurrent.Executors.newCachedThreadPool(
+            Thread.ofPlatform().name("http-statement-", 0).daemon().factory());
     private HttpEndpoints endpoints;
 
     private HttpApi(UserDirectory users, TokenService tokens, SessionRegistry sessions, AccessPolicy policy, int defaultFetchSize,
-            int maxTimeoutSeconds, long maxBodyBytes) {
+            int maxTimeoutSeconds, long maxBodyBytes, CorsPolicy cors, ServerHealth health, ServerMetrics metrics) {
+        this.metrics = requireNonNull(metrics, "metrics is null");
+        this.audit = new StatementAudit(metrics);
+        this.cors = requireNonNull(cors, "cors is null");
+        this.health = requireNonNull(health, "health is null");
         this.maxBodyBytes = maxBodyBytes;
         this.defaultFetchSize = defaultFetchSize;
         this.maxTimeoutSeconds = maxTimeoutSeconds;
@@ -72,18 +86,30 @@ public final class HttpApi implements AutoCloseable {
         this.policy = requireNonNull(policy, "policy is null");
     }
 
+    /**
+     * @param allowOrigins the origins a browser may call from ({@code http.allow-origin}); {@code *} for any, empty
+     *     for no CORS headers
+     * @param health answers whether the database runs a statement, for {@code /health}
+     * @param metrics the server's series, served on {@code /metrics}; every statement is counted and audited there
+     */
     public static HttpApi start(String host, int port, UserDirectory users, TokenService tokens, SessionRegistry sessions, AccessPolicy policy,
-            int defaultFetchSize, int maxTimeoutSeconds, long maxBodyBytes, Optional<javax.net.ssl.SSLContext> tls) {
-        HttpApi api = new HttpApi(users, tokens, sessions, policy, defaultFetchSize, maxTimeoutSeconds, maxBodyBytes);
+            int defaultFetchSize, int maxTimeoutSeconds, long maxBodyBytes, Optional<javax.net.ssl.SSLContext> tls, List<String> allowOrigins,
+            ServerHealth health, ServerMetrics metrics) {
+        HttpApi api = new HttpApi(users, tokens, sessions, policy, defaultFetchSize, maxTimeoutSeconds, maxBodyBytes, new CorsPolicy(allowOrigins),
+                health, metrics);
         api.endpoints = HttpEndpoints.start(host, port, tls, api::routes);
         return api;
     }
 
     private void routes(HttpRouting.Builder routes) {
-        routes.get("/health", this::health)
+        routes.addFilter(cors::filter)
+                .options("/*", cors::preflight)
+                .get("/health", this::health)
+                .get("/metrics", this::metrics)
                 .post("/v1/login", this::login)
-                .get("/v1/query", this::query)
-                .post("/v1/query", this::query)
+                .get("/v1/query", this::queryOffVirtualThreads)
+                .post("/v1/query", this::queryOffVirtualThreads)
+                .head("/v1/query", this::queryHead)
                 .get("/v1/cancel", this::cancel)
                 .post("/v1/cancel", this::cancel);
     }
@@ -92,8 +118,24 @@ public final class HttpApi implements AutoCloseable {
         return endpoints.port();
     }
 
+    /** DazzleDuck's health body: 200 while the database answers {@code SELECT 1}, 503 when it does not. */
     private void health(ServerRequest request, ServerResponse response) {
-        response.header(HeaderNames.CONTENT_TYPE, JSON_TYPE).send("{\"status\":\"UP\"}");
+        ServerHealth.Report report = health.check();
+        response.status(report.databaseUp() ? Status.OK_200 : Status.SERVICE_UNAVAILABLE_503)
+                .header(HeaderNames.CONTENT_TYPE, JSON_TYPE).send(report.json());
+    }
+
+    /** The Prometheus text of the server's and the JVM's series. */
+    private void metrics(ServerRequest request, ServerResponse response) throws IOException {
+        response.header(HeaderNames.CONTENT_TYPE, metrics.contentType());
+        try (OutputStream out = response.outputStream()) {
+            metrics.scrape(out);
+        }
+    }
+
+    /** A client probing the route (DazzleDuck answers HEAD with 200 and no body). */
+    private void queryHead(ServerRequest request, ServerResponse response) {
+        response.status(Status.OK_200).send();
     }
 
     private void login(ServerRequest request, ServerResponse response) {
@@ -127,37 +169,83 @@ public final class HttpApi implements AutoCloseable {
             answer.put("tokenType", "Bearer");
             response.header(HeaderNames.CONTENT_TYPE, JSON_TYPE).send(answer.toString());
         } catch (RuntimeException e) {
+            if (e instanceof MallardException mallard && mallard.errorCode() == ErrorCode.USER_AUTH_FAILED) {
+                metrics.loginFailed("http");
+            }
             fail(response, e);
         }
     }
 
     /**
-     * Interrupts the statement the caller's session (its bearer token's) is running; with an {@code id} (or
-     * {@code x-dd-query-id}), only when that is the id the running statement was given.
+     * Cancels the statement given {@code id} (query parameter, {@code {"id": N}} body, or {@code x-dd-query-id}) among
+     * the caller's user's sessions: 200 when it ran, 404 {@code query not found} when none of them runs it. Without
+     * an id, whatever the caller's own session (its bearer token's) runs.
      */
     private void cancel(ServerRequest request, ServerResponse response) {
         try {
             AccessToken token = bearer(request);
-            Optional<String> id = request.query().first("id").asOptional().or(() -> option(request, QueryOptions.QUERY_ID))
-                    .map(String::trim).filter(value -> !value.isEmpty());
-            boolean cancelled = sessions.find(token.sessionId()).map(session -> session.cancelRunning(id)).orElse(false);
-            response.header(HeaderNames.CONTENT_TYPE, JSON_TYPE).send("{\"cancelled\":" + cancelled + "}");
+            // A statement's id: DazzleDuck's number, or the name a client gave it in x-dd-query-id.
+            Optional<String> id = request.query().first("id").asOptional();
+            if (id.isEmpty()) {
+                String body = body(request);
+                if (!body.isBlank()) {
+                    id = QueryRequest.fromJson(body, false).id().map(String::valueOf);
+                }
+            }
+            id = id.or(() -> option(request, QueryOptions.QUERY_ID)).map(String::trim).filter(value -> !value.isEmpty());
+            Optional<String> wanted = id;
+            boolean cancelled = wanted.isEmpty()
+                    ? sessions.find(token.sessionId()).map(session -> session.cancelRunning(Optional.empty())).orElse(false)
+                    : sessions.ofUser(token.username()).stream().map(session -> session.cancelRunning(wanted)).reduce(false, Boolean::logicalOr);
+            if (!cancelled) {
+                throw new MallardException(ErrorCode.USER_QUERY_NOT_FOUND, "query not found: " + wanted.map(value -> "no statement with id " + value)
+                        .orElse("no statement") + " is running in your sessions");
+            }
+            response.header(HeaderNames.CONTENT_TYPE, JSON_TYPE).send("{\"cancelled\":true,\"message\":\"query cancelled successfully\"}");
         } catch (RuntimeException e) {
             fail(response, e);
+        }
+    }
+
+    /**
+     * Runs a query on a platform thread of its own while the request's virtual thread waits unmounted. DuckDB's native
+     * calls pin a virtual thread to its carrier, so statements computing on the carriers themselves would, once there
+     * are as many as cores, stall every other request (a {@code /v1/cancel}, {@code /health}) until one ends. The wait
+     * lasts as long as the statement, which its timeout and {@code /v1/cancel} bound.
+     */
+    private void queryOffVirtualThreads(ServerRequest request, ServerResponse response) throws Exception {
+        java.util.concurrent.Future<?> work = statements.submit(() -> {
+            query(request, response);
+            return null;
+        });
+        try {
+            work.get();
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof Exception cause) {
+                throw cause;
+            }
+            throw e;
+        } catch (InterruptedException e) {
+            work.cancel(true);
+            Thread.currentThread().interrupt();
+            throw e;
         }
     }
 
     private void query(ServerRequest request, ServerResponse response) throws IOException {
         Session session = null;
         boolean ephemeral = false;
+        long started = System.nanoTime();
+        String statementId = "-";
+        String user = "-";
+        String text = "";
+        long[] rowsSent = {0};
+        Counting sent = null;
+        Exception failure = null;
         try {
-            Optional<ResultFormat> format = ResultFormat.negotiate(request.headers().first(HeaderNames.ACCEPT));
-            if (format.isEmpty()) {
-                response.status(Status.NOT_ACCEPTABLE_406).header(HeaderNames.CONTENT_TYPE, JSON_TYPE).send(HttpErrors.body(
-                        ErrorCode.USER_ARGUMENT_INVALID.code(), "Accept one of application/vnd.apache.arrow.stream,"
-                                + " text/tab-separated-values, application/jsonl, application/x-ndjson"));
-                return;
-            }
+            ResultFormat format = ResultFormat.negotiate(request.headers().first(HeaderNames.ACCEPT));
+            QueryRequest asked = queryRequest(request);
+            CompressionUtil.CodecType arrowCompression = arrowCompression(option(request, ARROW_COMPRESSION));
             Optional<String[]> basic = basicCredentials(request);
             if (basic.isPresent()) {
                 users.authenticate(basic.get()[0], basic.get()[1], remote(request));
@@ -166,31 +254,46 @@ public final class HttpApi implements AutoCloseable {
             } else {
                 session = sessions.open(bearer(request));
             }
-            String sql = sql(request);
+            user = session.username();
+            text = asked.sql();
+            String sql = asked.sql();
+            RowWindow window = RowWindow.resolve(option(request, RowWindow.LIMIT), option(request, RowWindow.OFFSET), policy.mode());
             // Under row-level security the statement DuckDB runs is the token's filtered rewrite, which the gate checks.
             dev.mallard.server.sql.CheckedSql checked = policy.check(session, session.admit(sql));
-            CompressionUtil.CodecType arrowCompression = arrowCompression(option(request, ARROW_COMPRESSION));
             QueryOptions options = QueryOptions.resolve(option(request, QueryOptions.FETCH_SIZE), option(request, QueryOptions.QUERY_TIMEOUT),
-                    defaultFetchSize, maxTimeoutSeconds).withQueryId(option(request, QueryOptions.QUERY_ID));
+                    defaultFetchSize, maxTimeoutSeconds).withQueryId(asked.id().map(String::valueOf).or(() -> option(request, QueryOptions.QUERY_ID))
+                    .or(() -> Optional.of(String.valueOf(nextStatementId.getAndIncrement()))));
+            statementId = options.queryId().orElseThrow();
             Session.Outcome outcome = session.execute(checked, options);
+            response.header(HeaderNames.create(QueryOptions.QUERY_ID), options.queryId().orElseThrow());
             if (outcome.rows().isEmpty()) {
-                response.header(HeaderNames.CONTENT_TYPE, JSON_TYPE).send("{\"updateCount\":" + outcome.updateCount().orElse(0) + "}");
+                // No rows (SET, DDL, INSERT): an empty answer in the negotiated format, the count in a header.
+                response.header(HeaderNames.create(UPDATE_COUNT), String.valueOf(outcome.updateCount().orElse(0)));
+                response.header(HeaderNames.CONTENT_TYPE, format.contentType());
+                sent = counted(response.outputStream());
+                try (OutputStream out = sent) {
+                    if (format == ResultFormat.ARROW) {
+                        writeEmptyArrowStream(out, session);
+                    }
+                }
                 return;
             }
-            try (ResultStream rows = outcome.rows().get()) {
-                response.header(HeaderNames.CONTENT_TYPE, format.get().contentType());
+            try (ResultStream stream = outcome.rows().get(); RowWindow.Rows rows = window.over(stream, session.allocator())) {
+                response.header(HeaderNames.CONTENT_TYPE, format.contentType());
                 boolean gzip = acceptsGzip(request);
                 if (gzip) {
                     response.header(HeaderNames.CONTENT_ENCODING, "gzip");
                 }
                 response.header(HeaderNames.VARY, "Accept, Accept-Encoding");
                 // ArrowStreamWriter writes each buffer separately; gather them into large chunks for the socket.
-                OutputStream raw = response.outputStream();
+                sent = counted(response.outputStream());
+                OutputStream raw = sent;
                 try (OutputStream out = new java.io.BufferedOutputStream(gzip ? new GZIPOutputStream(raw, 1 << 16) : raw, 1 << 18)) {
-                    write(format.get(), rows, out, arrowCompression);
+                    rowsSent[0] = write(format, rows, out, arrowCompression);
                 }
             }
         } catch (RuntimeException | IOException e) {
+            failure = e;
             if (response.isSent()) {
                 // The status went out with the first bytes; cutting the stream short is all that is left. A client
                 // that went away is routine: one DEBUG line, no stack trace (Helidon logs a CloseConnectionException at TRACE).
@@ -203,9 +306,11 @@ public final class HttpApi implements AutoCloseable {
             }
             fail(response, e instanceof RuntimeException runtime ? runtime : new java.io.UncheckedIOException((IOException) e));
         } finally {
-            if (ephemeral) {
+            if (ephemeral && session != null) {
                 sessions.discard(session.id());
             }
+            audit.finished(statementId, user, "http", text, rowsSent[0], sent == null ? 0 : sent.count(),
+                    java.time.Duration.ofNanos(System.nanoTime() - started), StatementAudit.outcome(failure));
         }
     }
 
@@ -215,35 +320,51 @@ public final class HttpApi implements AutoCloseable {
      */
     private static final int ZSTD_LEVEL = 1;
 
-    /** {@code zstd} (the default) or {@code none}: how Arrow record batch bodies are compressed. */
-    private static CompressionUtil.CodecType arrowCompression(Optional<String> asked) {
+    /** Header of an answer without rows: how many rows the statement changed. */
+    static final String UPDATE_COUNT = "x-dd-update-count";
+
+    /** {@code zstd} (the default; also {@code zstandard}) or {@code none}, in any case: how Arrow batch bodies are compressed. */
+    static CompressionUtil.CodecType arrowCompression(Optional<String> asked) {
         String value = asked.orElse("zstd").trim().toLowerCase(java.util.Locale.ROOT);
         return switch (value) {
-            case "zstd" -> CompressionUtil.CodecType.ZSTD;
+            case "zstd", "zstandard" -> CompressionUtil.CodecType.ZSTD;
             case "none" -> CompressionUtil.CodecType.NO_COMPRESSION;
-            default -> throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, ARROW_COMPRESSION + " takes zstd or none, not '" + value + "'");
+            default -> throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "Invalid Arrow compression codec specified: " + asked.get().trim()
+                    + "; " + ARROW_COMPRESSION + " takes zstd, zstandard or none");
         };
     }
 
-    private static void write(ResultFormat format, ResultStream rows, OutputStream out, CompressionUtil.CodecType compression) throws IOException {
+    /** An Arrow stream of no columns and no batches: what a statement without rows answers in Arrow. */
+    private static void writeEmptyArrowStream(OutputStream out, Session session) throws IOException {
+        try (VectorSchemaRoot empty = VectorSchemaRoot.create(new org.apache.arrow.vector.types.pojo.Schema(List.of()), session.allocator());
+                ArrowStreamWriter writer = new ArrowStreamWriter(empty, null, java.nio.channels.Channels.newChannel(out))) {
+            writer.start();
+            writer.end();
+        }
+    }
+
+    /** @return the rows written */
+    private static long write(ResultFormat format, RowWindow.Rows rows, OutputStream out, CompressionUtil.CodecType compression) throws IOException {
         VectorSchemaRoot root = rows.root();
+        long written = 0;
         switch (format) {
             case ARROW -> {
-                try (ArrowStreamWriter writer = new ArrowStreamWriter(root, rows.reader(), java.nio.channels.Channels.newChannel(out),
+                try (ArrowStreamWriter writer = new ArrowStreamWriter(root, rows.dictionaries(), java.nio.channels.Channels.newChannel(out),
                         IpcOption.DEFAULT, compression == CompressionUtil.CodecType.NO_COMPRESSION
                                 ? NoCompressionCodec.Factory.INSTANCE : CommonsCompressionFactory.INSTANCE, compression,
                         Optional.of(ZSTD_LEVEL))) {
                     writer.start();
                     while (rows.loadNextBatch()) {
+                        written += root.getRowCount();
                         writer.writeBatch();
                     }
                     writer.end();
                 }
             }
             case JSONL -> {
-                JsonLinesWriter writer = new JsonLinesWriter(out);
+                JsonLinesWriter writer = new JsonLinesWriter(out, JsonLinesWriter.Decimals.NUMBERS);
                 while (rows.loadNextBatch()) {
-                    writer.write(root, rows.reader());
+                    written += writer.write(root, rows.dictionaries());
                 }
                 writer.flush();
             }
@@ -251,10 +372,47 @@ public final class HttpApi implements AutoCloseable {
                 TsvWriter writer = new TsvWriter(out);
                 writer.writeHeader(root.getSchema().getFields());
                 while (rows.loadNextBatch()) {
-                    writer.write(root, rows.reader());
+                    written += root.getRowCount();
+                    writer.write(root, rows.dictionaries());
                 }
                 writer.flush();
             }
+        }
+        return written;
+    }
+
+    /** The stream, counting what goes through it into the bytes {@code /health} and {@code /metrics} report. */
+    private Counting counted(OutputStream out) {
+        return new Counting(out);
+    }
+
+    private final class Counting extends java.io.FilterOutputStream {
+        private long count;
+
+        Counting(OutputStream out) {
+            super(out);
+        }
+
+        long count() {
+            return count;
+        }
+
+        @Override
+        public void write(int b) throws IOException {
+            out.write(b);
+            wrote(1);
+        }
+
+        @Override
+        public void write(byte[] bytes, int offset, int length) throws IOException {
+            out.write(bytes, offset, length);
+            wrote(length);
+        }
+
+        private void wrote(long bytes) {
+            count += bytes;
+            health.wrote(bytes);
+            metrics.bytesOut(bytes);
         }
     }
 
@@ -288,22 +446,30 @@ public final class HttpApi implements AutoCloseable {
                 throw new MallardException(ErrorCode.USER_REQUEST_TOO_LARGE, "the request body is larger than " + maxBodyBytes
                         + " bytes, the server's http.max_body_bytes; send a shorter query or raise the limit");
             }
+            health.read(bytes.length);
+            metrics.bytesIn(bytes.length);
             return new String(bytes, StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "the request body could not be read: " + e.getMessage(), e);
         }
     }
 
-    private String sql(ServerRequest request) {
+    /**
+     * The statement asked for: {@code GET ?q=...&id=N}, or a POST body that is DazzleDuck's JSON
+     * {@code {"query": "...", "id": N}} or the SQL text itself.
+     */
+    private QueryRequest queryRequest(ServerRequest request) {
+        Optional<String> id = request.query().first("id").asOptional();
         Optional<String> q = request.query().first("q").asOptional();
         if (q.isPresent() && !q.get().isBlank()) {
-            return q.get();
+            return new QueryRequest(q.get(), id.map(QueryRequest::statementId));
         }
         String body = body(request);
         if (body.isBlank()) {
-            throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "no query: give it as the q parameter or as the request body");
+            throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID,
+                    "Missing required parameter: q; give the query as the q parameter, a JSON body {\"query\": ...} or the request body");
         }
-        return body;
+        return QueryRequest.fromBody(body, id);
     }
 
     private AccessToken bearer(ServerRequest request) {
@@ -393,6 +559,10 @@ public final class HttpApi implements AutoCloseable {
 
     @Override
     public void close() {
-        endpoints.close();
+        try {
+            endpoints.close();
+        } finally {
+            statements.shutdownNow();
+        }
     }
 }

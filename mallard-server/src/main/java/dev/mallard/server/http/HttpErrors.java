@@ -19,6 +19,7 @@ final class HttpErrors {
             case USER_SQL_TIMEOUT -> Status.GATEWAY_TIMEOUT_504;
             case USER_SQL_CANCELLED, USER_SESSION_BUSY -> Status.CONFLICT_409;
             case USER_REQUEST_TOO_LARGE -> Status.REQUEST_ENTITY_TOO_LARGE_413;
+            case USER_QUERY_NOT_FOUND -> Status.NOT_FOUND_404;
             default -> code.errorClass().equals("user") ? Status.BAD_REQUEST_400 : Status.INTERNAL_SERVER_ERROR_500;
         };
     }

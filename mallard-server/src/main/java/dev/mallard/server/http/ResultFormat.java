@@ -6,8 +6,8 @@ import java.util.Optional;
 /** The result encodings of {@code /v1/query}, chosen by the Accept header. */
 enum ResultFormat {
     ARROW("application/vnd.apache.arrow.stream"),
-    TSV("text/tab-separated-values"),
-    JSONL("application/jsonl");
+    TSV("text/tab-separated-values; charset=utf-8"),
+    JSONL("application/jsonl; charset=utf-8");
 
     private final String contentType;
 
@@ -19,28 +19,31 @@ enum ResultFormat {
         return contentType;
     }
 
-    /** The first media range of the Accept header we serve; Arrow when the header is absent or accepts anything. */
-    static Optional<ResultFormat> negotiate(Optional<String> accept) {
+    /**
+     * The first media range of the Accept header that names TSV or JSON lines; Arrow for anything else (no header,
+     * {@code *}{@code /*}, {@code application/json}, {@code text/csv}...), as DazzleDuck answers.
+     */
+    static ResultFormat negotiate(Optional<String> accept) {
         if (accept.isEmpty() || accept.get().isBlank()) {
-            return Optional.of(ARROW);
+            return ARROW;
         }
         for (String range : accept.get().split(",")) {
             String type = range.split(";")[0].trim().toLowerCase(Locale.ROOT);
             switch (type) {
-                case "application/vnd.apache.arrow.stream", "application/vnd.apache.arrow", "*/*", "application/*" -> {
-                    return Optional.of(ARROW);
+                case "application/vnd.apache.arrow.stream", "application/vnd.apache.arrow" -> {
+                    return ARROW;
                 }
-                case "text/tab-separated-values", "text/tsv", "text/*" -> {
-                    return Optional.of(TSV);
+                case "text/tab-separated-values", "text/tsv" -> {
+                    return TSV;
                 }
                 case "application/jsonl", "application/x-ndjson", "application/x-jsonlines" -> {
-                    return Optional.of(JSONL);
+                    return JSONL;
                 }
                 default -> {
                     // not ours; try the next range
                 }
             }
         }
-        return Optional.empty();
+        return ARROW;
     }
 }

@@ -50,10 +50,22 @@ final class TsvWriter {
     void write(VectorSchemaRoot root, DictionaryProvider dictionaries) throws IOException {
         writeHeader(root.getSchema().getFields());
         List<FieldVector> vectors = root.getFieldVectors();
+        String[][] nested = new String[vectors.size()][];
+        for (int column = 0; column < vectors.size(); column++) {
+            if (vectors.get(column).getField().getType().isComplex()) {
+                nested[column] = asJson(vectors.get(column), root.getRowCount(), dictionaries);
+            }
+        }
         for (int row = 0; row < root.getRowCount(); row++) {
             for (int column = 0; column < vectors.size(); column++) {
                 if (column > 0) {
                     out.write('\t');
+                }
+                if (nested[column] != null) {
+                    if (!vectors.get(column).isNull(row)) {
+                        escape(nested[column][row]);
+                    }
+                    continue;
                 }
                 Object value = value(vectors.get(column), row, dictionaries);
                 if (value != null) {
@@ -63,6 +75,30 @@ final class TsvWriter {
             out.write('\n');
         }
     }
+
+    /**
+     * A LIST, STRUCT, MAP or UNION column's values as JSON, written as the JSON lines answer writes them (dates as
+     * ISO text, decimals as exact numbers), one string per row.
+     */
+    private static String[] asJson(FieldVector vector, int rows, DictionaryProvider dictionaries) throws IOException {
+        Field field = vector.getField();
+        Field named = new Field(NESTED, field.getFieldType(), field.getChildren());
+        // A view of the vector, not closed: the vector stays the root's.
+        VectorSchemaRoot one = new VectorSchemaRoot(List.of(named), List.of(vector), rows);
+        java.io.ByteArrayOutputStream json = new java.io.ByteArrayOutputStream();
+        dev.mallard.core.arrow.JsonLinesWriter writer = new dev.mallard.core.arrow.JsonLinesWriter(json, dev.mallard.core.arrow.JsonLinesWriter.Decimals.NUMBERS);
+        writer.write(one, dictionaries);
+        writer.flush();
+        String[] lines = json.toString(StandardCharsets.UTF_8).split("\n", -1);
+        String[] values = new String[rows];
+        int prefix = NESTED.length() + 4; // {"v":
+        for (int row = 0; row < rows; row++) {
+            values[row] = lines[row].substring(prefix, lines[row].length() - 1);
+        }
+        return values;
+    }
+
+    private static final String NESTED = "v";
 
     void flush() throws IOException {
         out.flush();

@@ -41,17 +41,34 @@ public record QueryOptions(int fetchSize, Optional<Duration> timeout, Optional<S
 
     /**
      * The options a client asks for, within the server's: a fetch size from 1 to 1,000,000 rows, and a timeout in
-     * whole seconds no longer than the server's maximum ({@code maxTimeoutSeconds}, 0 for none).
+     * whole seconds, as DazzleDuck reads {@code x-dd-query-timeout}: absent or 0 takes the server's
+     * ({@code maxTimeoutSeconds}, 0 for none); a longer one than the server's is refused rather than shortened.
      *
-     * @throws MallardException {@code user.cli.argument_invalid} for a value that is not a positive whole number
+     * @throws MallardException {@code user.cli.argument_invalid} for a value that is not a whole number, a negative
+     *     timeout, or one that exceeds the server's maximum
      */
     public static QueryOptions resolve(Optional<String> fetchSize, Optional<String> timeoutSeconds, int defaultFetchSize, int maxTimeoutSeconds) {
         int rows = fetchSize.map(value -> positive(FETCH_SIZE, value, MAX_FETCH_SIZE)).orElse(defaultFetchSize);
-        Optional<Integer> asked = timeoutSeconds.map(value -> positive(QUERY_TIMEOUT, value, Integer.MAX_VALUE));
-        Optional<Integer> seconds = maxTimeoutSeconds > 0
-                ? Optional.of(asked.map(value -> Math.min(value, maxTimeoutSeconds)).orElse(maxTimeoutSeconds))
-                : asked;
-        return new QueryOptions(rows, seconds.map(Duration::ofSeconds));
+        int asked = timeoutSeconds.map(QueryOptions::timeoutSeconds).orElse(0);
+        if (maxTimeoutSeconds > 0 && asked > maxTimeoutSeconds) {
+            throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "requested " + QUERY_TIMEOUT + " of " + asked
+                    + " s exceeds server maximum of " + maxTimeoutSeconds + " s (query_timeout_seconds); ask for at most that");
+        }
+        int seconds = asked > 0 ? asked : maxTimeoutSeconds;
+        return new QueryOptions(rows, seconds > 0 ? Optional.of(Duration.ofSeconds(seconds)) : Optional.empty());
+    }
+
+    private static int timeoutSeconds(String value) {
+        int parsed;
+        try {
+            parsed = Integer.parseInt(value.trim());
+        } catch (NumberFormatException e) {
+            throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, QUERY_TIMEOUT + " must be a whole number of seconds, not '" + value + "'");
+        }
+        if (parsed < 0) {
+            throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, QUERY_TIMEOUT + " must be non-negative (0 takes the server's), not " + parsed);
+        }
+        return parsed;
     }
 
     private static int positive(String name, String value, int max) {

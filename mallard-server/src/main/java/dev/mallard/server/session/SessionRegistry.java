@@ -27,7 +27,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The open sessions, one per access token id: a client that logs in gets a token, and every call carrying that
- * token runs on the same DuckDB connection. A session idle longer than the idle timeout is closed.
+ * token runs on the same DuckDB connection. A session idle longer than the idle timeout is reclaimed (its DuckDB
+ * connection closed); its token stays valid and gets a fresh session on its next call. At the caps (in total, per
+ * user) the least recently used session not running anything is reclaimed the same way, so the caps bound memory
+ * without refusing a client; only when every session under a cap is running is a new one refused.
  */
 public final class SessionRegistry implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(SessionRegistry.class);
@@ -77,25 +80,25 @@ public final class SessionRegistry implements AutoCloseable {
     public Session open(AccessToken token) {
         if (closedIds.containsKey(token.sessionId())) {
             throw new MallardException(ErrorCode.USER_AUTH_FAILED,
-                    "this token's session was closed (idle longer than " + idleTimeout.toMinutes() + " min, or closed by the client); log in again");
+                    "this token's session was closed by its client (CloseSession); log in again");
         }
         Session open = sessions.get(token.sessionId());
-        return open != null ? open : create(token);
+        return open != null && !open.isClosed() ? open : create(token);
     }
 
     private synchronized Session create(AccessToken token) {
         Session open = sessions.get(token.sessionId());
-        if (open != null) {
+        if (open != null && !open.isClosed()) {
             return open;
         }
-        if (sessions.size() >= limits.maxSessions()) {
+        if (sessions.size() >= limits.maxSessions() && !reclaimLeastRecentlyUsed(null)) {
             throw new MallardException(ErrorCode.USER_SESSIONS_EXHAUSTED, "the server holds " + sessions.size()
-                    + " sessions, its max_sessions; close connections you no longer use or wait for idle ones to close");
+                    + " sessions, its max_sessions, each running a statement now; retry when one ends, or raise max_sessions");
         }
-        long mine = sessions.values().stream().filter(session -> session.username().equals(token.username())).count();
-        if (mine >= limits.maxSessionsPerUser()) {
+        long mine = ofUser(token.username()).size();
+        if (mine >= limits.maxSessionsPerUser() && !reclaimLeastRecentlyUsed(token.username())) {
             throw new MallardException(ErrorCode.USER_SESSIONS_EXHAUSTED, "user " + token.username() + " holds " + mine
-                    + " sessions, the server's max_sessions_per_user; close connections you no longer use or wait for idle ones to close");
+                    + " sessions, the server's max_sessions_per_user, each running a statement now; retry when one ends, or raise max_sessions_per_user");
         }
         Optional<RowLevelSecurity> security = claims.forSession(token.username(), token.claims());
         DuckDBConnection connection = engine.newSession();
@@ -125,6 +128,25 @@ public final class SessionRegistry implements AutoCloseable {
         return session;
     }
 
+    /**
+     * Reclaims the least recently used session (of {@code username}, or of anyone when null) that runs nothing: its
+     * connection closes, its token stays valid and gets a fresh session on its next call.
+     *
+     * @return false when every such session is running a statement or sending a result
+     */
+    private boolean reclaimLeastRecentlyUsed(String username) {
+        Optional<Session> oldest = sessions.values().stream()
+                .filter(session -> username == null || session.username().equals(username))
+                .filter(session -> !session.isRunning())
+                .min(java.util.Comparator.comparing(Session::lastUsed));
+        oldest.ifPresent(session -> {
+            LOG.info("session reclaimed at the cap user={} idle_seconds={}", session.username(),
+                    Duration.between(session.lastUsed(), clock.instant()).toSeconds());
+            close(session.id(), false);
+        });
+        return oldest.isPresent();
+    }
+
     private static void closeQuietly(DuckDBConnection connection) {
         try {
             connection.close();
@@ -140,6 +162,12 @@ public final class SessionRegistry implements AutoCloseable {
 
     public Optional<Session> find(String sessionId) {
         return Optional.ofNullable(sessions.get(sessionId));
+    }
+
+    /** The open sessions of one user (a user's statement ids are looked up among them). */
+    public List<Session> ofUser(String username) {
+        requireNonNull(username, "username is null");
+        return sessions.values().stream().filter(session -> session.username().equals(username)).toList();
     }
 
     /** Closes a session; its token can no longer be used. */
@@ -190,13 +218,16 @@ public final class SessionRegistry implements AutoCloseable {
         }
     }
 
-    /** Closes every session idle longer than the idle timeout, and forgets closed ids whose tokens expired. */
+    /**
+     * Reclaims every session idle longer than the idle timeout (its token gets a fresh session on its next call), and
+     * forgets closed ids whose tokens expired.
+     */
     void closeIdle() {
         Instant cutoff = clock.instant().minus(idleTimeout);
         for (Session session : List.copyOf(sessions.values())) {
-            if (session.lastUsed().isBefore(cutoff)) {
-                LOG.info("closing idle session user={} idle_minutes={}", session.username(), idleTimeout.toMinutes());
-                close(session.id());
+            if (session.lastUsed().isBefore(cutoff) && !session.isRunning()) {
+                LOG.info("reclaiming idle session user={} idle_minutes={}", session.username(), idleTimeout.toMinutes());
+                close(session.id(), false);
             }
         }
         Instant now = clock.instant();

@@ -15,10 +15,17 @@ class QueryOptionsTest {
     }
 
     @Test
-    void aClientMayAskForLessTimeButNeverMore() {
+    void aClientMayAskForLessTimeAndIsRefusedMoreAsDazzleDuckRefusesIt() {
         assertThat(QueryOptions.resolve(Optional.empty(), Optional.of("5"), 500, 30).timeout()).contains(Duration.ofSeconds(5));
-        assertThat(QueryOptions.resolve(Optional.empty(), Optional.of("300"), 500, 30).timeout()).contains(Duration.ofSeconds(30));
+        assertThatThrownBy(() -> QueryOptions.resolve(Optional.empty(), Optional.of("300"), 500, 30)).hasMessageContaining("exceeds server maximum of 30 s");
         assertThat(QueryOptions.resolve(Optional.empty(), Optional.of("300"), 500, 0).timeout()).contains(Duration.ofSeconds(300));
+    }
+
+    @Test
+    void aZeroTimeoutTakesTheServersAndANegativeOneIsRefused() {
+        assertThat(QueryOptions.resolve(Optional.empty(), Optional.of("0"), 500, 30).timeout()).contains(Duration.ofSeconds(30));
+        assertThat(QueryOptions.resolve(Optional.empty(), Optional.of("0"), 500, 0).timeout()).isEmpty();
+        assertThatThrownBy(() -> QueryOptions.resolve(Optional.empty(), Optional.of("-1"), 500, 30)).hasMessageContaining("non-negative");
     }
 
     @Test

@@ -64,7 +64,7 @@ class SessionRegistryTest {
     }
 
     @Test
-    void anIdleSessionIsClosedAndItsTokenRefused() throws Exception {
+    void anIdleSessionIsReclaimedAndItsTokenGetsAFreshOne() throws Exception {
         ManualClock clock = new ManualClock();
         try (Engine engine = Engine.inMemory(); SessionRegistry sessions = new SessionRegistry(engine, ServerConfig.SessionLimits.DEFAULT, clock)) {
             Session idle = sessions.open(token("idle", clock));
@@ -75,7 +75,19 @@ class SessionRegistryTest {
             assertThat(idle.isClosed()).isTrue();
             assertThat(busy.isClosed()).isFalse();
             assertThat(sessions.size()).isEqualTo(1);
-            assertThatThrownBy(() -> sessions.open(token("idle", clock))).hasMessageContaining("log in again");
+            Session fresh = sessions.open(token("idle", clock));
+            assertThat(fresh).isNotSameAs(idle);
+            assertThat(fresh.isClosed()).isFalse();
+        }
+    }
+
+    @Test
+    void aSessionItsClientClosedRefusesItsToken() throws Exception {
+        ManualClock clock = new ManualClock();
+        try (Engine engine = Engine.inMemory(); SessionRegistry sessions = new SessionRegistry(engine, ServerConfig.SessionLimits.DEFAULT, clock)) {
+            sessions.open(token("closed", clock));
+            sessions.close("closed");
+            assertThatThrownBy(() -> sessions.open(token("closed", clock))).hasMessageContaining("log in again");
         }
     }
 
@@ -91,20 +103,45 @@ class SessionRegistryTest {
     }
 
     @Test
-    void sessionsPastTheCapsAreRefused() throws Exception {
+    void atTheCapsTheLeastRecentlyUsedIdleSessionIsReclaimedNotTheClientRefused() throws Exception {
         ManualClock clock = new ManualClock();
         try (Engine engine = Engine.inMemory();
                 SessionRegistry sessions = new SessionRegistry(engine, new ServerConfig.SessionLimits(30, 3, 2, 256), clock)) {
-            sessions.open(token("a1", clock));
-            sessions.open(token("a2", clock));
-            assertThatThrownBy(() -> sessions.open(token("a3", clock)))
-                    .hasMessageContaining("max_sessions_per_user")
-                    .extracting(e -> ((dev.mallard.core.error.MallardException) e).errorCode())
-                    .isEqualTo(dev.mallard.core.error.ErrorCode.USER_SESSIONS_EXHAUSTED);
+            Session a1 = sessions.open(token("a1", clock));
+            clock.now = clock.now.plusSeconds(1);
+            Session a2 = sessions.open(token("a2", clock));
+            clock.now = clock.now.plusSeconds(1);
+            Session a3 = sessions.open(token("a3", clock));
+            assertThat(a1.isClosed()).as("the user's least recently used session").isTrue();
+            assertThat(a2.isClosed()).isFalse();
+            assertThat(sessions.ofUser("ada")).hasSize(2);
+            clock.now = clock.now.plusSeconds(1);
             sessions.open(new AccessToken("bob", "b1", clock.now.plus(Duration.ofHours(1)), Map.of()));
-            assertThatThrownBy(() -> sessions.open(new AccessToken("bob", "b2", clock.now.plus(Duration.ofHours(1)), Map.of())))
-                    .hasMessageContaining("its max_sessions;");
-            assertThat(sessions.open(token("a1", clock)).isClosed()).isFalse();
+            clock.now = clock.now.plusSeconds(1);
+            sessions.open(new AccessToken("bob", "b2", clock.now.plus(Duration.ofHours(1)), Map.of()));
+            assertThat(a2.isClosed()).as("the server's least recently used session").isTrue();
+            assertThat(sessions.size()).isEqualTo(3);
+            assertThat(sessions.open(token("a1", clock)).isClosed()).as("a reclaimed session's token gets a fresh one").isFalse();
+            assertThat(a3.isClosed()).as("now the server's least recently used").isTrue();
+            assertThat(sessions.size()).isEqualTo(3);
+        }
+    }
+
+    @Test
+    void atTheCapsASessionRunningAStatementIsNotReclaimedAndTheNewOneIsRefused() throws Exception {
+        ManualClock clock = new ManualClock();
+        try (Engine engine = Engine.inMemory();
+                SessionRegistry sessions = new SessionRegistry(engine, new ServerConfig.SessionLimits(30, 3, 1, 256), clock)) {
+            Session running = sessions.open(token("a1", clock));
+            try (ResultStream result = running.execute("SELECT range FROM range(1000000)", new QueryOptions(1000, java.util.Optional.empty()))
+                    .rows().orElseThrow()) {
+                assertThatThrownBy(() -> sessions.open(token("a2", clock)))
+                        .hasMessageContaining("max_sessions_per_user")
+                        .extracting(e -> ((dev.mallard.core.error.MallardException) e).errorCode())
+                        .isEqualTo(dev.mallard.core.error.ErrorCode.USER_SESSIONS_EXHAUSTED);
+                assertThat(running.isClosed()).isFalse();
+                assertThat(result.loadNextBatch()).isTrue();
+            }
         }
     }
 }
