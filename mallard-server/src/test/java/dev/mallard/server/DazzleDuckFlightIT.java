@@ -121,7 +121,7 @@ class DazzleDuckFlightIT {
 
     @Test
     void theDatabaseAndSchemaHeadersSelectWhereAStatementRunsAndAnUnknownOneIsRefused() throws Exception {
-        Path attached = warehouse.resolve("dd_flight_other.duckdb");
+        Path attached = warehouse.resolve("warehouse").resolve("dd_flight_other.duckdb");
         execute("ATTACH '" + attached + "' AS dd_flight_other");
         execute("CREATE SCHEMA dd_flight_other.sales");
         execute("CREATE TABLE dd_flight_other.sales.orders AS SELECT 5::BIGINT AS n");
@@ -144,7 +144,7 @@ class DazzleDuckFlightIT {
 
     @Test
     void theJdbcDriversDatabaseAndSchemaPropertiesSelectWhereItsStatementsRun() throws Exception {
-        Path attached = warehouse.resolve("dd_flight_jdbc.duckdb");
+        Path attached = warehouse.resolve("warehouse").resolve("dd_flight_jdbc.duckdb");
         execute("ATTACH '" + attached + "' AS dd_flight_jdbc");
         execute("CREATE SCHEMA dd_flight_jdbc.reports");
         execute("CREATE TABLE dd_flight_jdbc.reports.totals AS SELECT 9 AS total");

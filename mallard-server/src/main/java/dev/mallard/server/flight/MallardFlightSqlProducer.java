@@ -634,7 +634,8 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
     private Session statementSession(CallContext context) {
         Session session = session(context);
         CallHeadersMiddleware headers = context.getMiddleware(CallHeadersMiddleware.KEY);
-        if (headers != null) {
+        // Under row-level security these properties are claims of the token, which the rewriter reads names in.
+        if (headers != null && !policy.mode().rowLevelSecurity()) {
             useCatalog(session, headers.get(DATABASE), headers.get(SCHEMA));
         }
         return session;
