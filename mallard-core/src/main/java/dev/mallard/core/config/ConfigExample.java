@@ -112,7 +112,8 @@ public final class ConfigExample {
             return yamlScalar(schema.get("enum").get(0));
         }
         return switch (typeOf(schema)) {
-            case "integer", "number" -> "0";
+            // The smallest value the schema accepts, so the example stays valid (a key with no default, e.g. max_attempts).
+            case "integer", "number" -> schema.has("minimum") ? schema.get("minimum").asText() : "0";
             case "boolean" -> "false";
             case "array" -> "[]";
             default -> "\"\"";
