@@ -34,6 +34,8 @@ final class HostedPipeline {
 
     private PipelineState state = PipelineState.STOPPED;
     private PipelineRunner runner;
+    /** The runner that ended last, kept open so its series stay on /metrics (a failed pipeline's above all) until the next start. */
+    private PipelineRunner ended;
     private Thread thread;
     private Optional<PipelineStatus.Failure> lastError = Optional.empty();
     // Totals of the runners that ended, so the counts go on across a stop and a start.
@@ -72,6 +74,10 @@ final class HostedPipeline {
             if (thread != null && thread.isAlive()) {
                 return;
             }
+        }
+        if (ended != null) {
+            ended.close();
+            ended = null;
         }
         PipelineRunner next = new PipelineRunner(config, environment, new PipelineRunner.Options(0, console, Optional.empty(), Optional.of(host)));
         runner = next;
@@ -115,10 +121,9 @@ final class HostedPipeline {
         } catch (RuntimeException e) {
             failure = Optional.of(failure(e));
             LOG.error("hosted pipeline failed name={} code={} error={}", name(), failure.get().code(), failure.get().message());
-        } finally {
-            mine.close();
         }
         synchronized (this) {
+            ended = mine;
             PipelineRunner.Progress progress = mine.progress();
             pastBatches += progress.batches();
             pastMessages += progress.messages();
@@ -139,6 +144,14 @@ final class HostedPipeline {
             return new PipelineStatus.Failure(mallard.errorCode().code(), Redactor.redact(String.valueOf(mallard.getMessage())));
         }
         return new PipelineStatus.Failure(ErrorCode.SYSTEM_INTERNAL.code(), Redactor.redact(String.valueOf(e)));
+    }
+
+    /** Closes the last runner's meters, once its thread ended (the hub's close). */
+    synchronized void release() {
+        if (ended != null) {
+            ended.close();
+            ended = null;
+        }
     }
 
     synchronized PipelineStatus status() {

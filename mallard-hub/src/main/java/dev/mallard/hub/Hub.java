@@ -74,6 +74,12 @@ public final class Hub implements Hosted {
             pipelines.put(name, new HostedPipeline(config, environment, host(context, config), console));
         }
         Hub hub = new Hub(pipelines, context);
+        for (HostedPipeline pipeline : pipelines.values()) {
+            io.micrometer.core.instrument.Gauge.builder("mallard_hub_pipeline_failed", pipeline,
+                            p -> p.status().state() == PipelineState.FAILED ? 1 : 0)
+                    .description("1 while the hosted pipeline is FAILED (GET /v1/pipelines/{name} shows its error), else 0")
+                    .tags("pipeline", pipeline.name()).register(context.metrics().meters());
+        }
         pipelines.values().forEach(HostedPipeline::start);
         LOG.info("hub started pipelines={}", pipelines.keySet());
         return hub;
@@ -167,6 +173,7 @@ public final class Hub implements Hosted {
             }
         }
         drained = all;
+        pipelines.values().forEach(HostedPipeline::release);
         LOG.info("hub stopped drained={}", all);
     }
 
