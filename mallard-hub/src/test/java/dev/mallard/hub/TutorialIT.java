@@ -44,13 +44,23 @@ class TutorialIT {
                 publisher.ensureTopic("events", Optional.empty());
                 assertThat(publisher.publish("events", EventGenerator.fixture(EventGenerator.USER_ACTION, 0), 600)).isEqualTo(600);
             }
-            ConfigEnvironment environment = ConfigEnvironment.from(Map.of("KAFKA_BROKERS", kafka.bootstrapServers()));
+            ConfigEnvironment environment = ConfigEnvironment.from(Map.of("SQLFLOW_KAFKA_BROKERS", kafka.bootstrapServers()));
             // Step 3 on free ports: ./mallard server --config server.yml
             ServerConfig config = new ServerConfigReader(environment, Map.of()).read(Optional.of(dir.resolve("server.yml")),
                     List.of("host=127.0.0.1", "http.port=0", "flight.port=0"));
             try (MallardServer server = MallardServer.start(config, context -> Hub.start(context, environment))) {
                 HubClient client = HubIT.client(server);
-                Await.until("the view counts the 600 events", () -> client.httpNumber("SELECT coalesce(sum(events), 0) FROM events_per_minute") == 600);
+                Await.until("the view counts the 600 events", () -> {
+                    assertThat(HubClient.json(client.get("/v1/pipelines/events", client.login())).path("state").asText()).isNotEqualTo("FAILED");
+                    try {
+                        // The runner counts a batch's messages just after its commit: both, so the pipeline's output below is settled.
+                        return client.httpNumber("SELECT coalesce(sum(events), 0) FROM events_per_minute") == 600
+                                && HubClient.json(client.get("/v1/pipelines/events", client.login())).path("messages").asLong() == 600;
+                    } catch (AssertionError e) {
+                        // The view is not created yet.
+                        return false;
+                    }
+                });
                 String token = client.login();
                 HttpClient http = HttpClient.newHttpClient();
                 // Step 4: the curl of /v1/query
