@@ -55,7 +55,7 @@ class HubProcessIT {
     @Test
     void sigtermDrainsTheHostedPipelineCommittingWhatItHeldThenStopsTheServerWithExitZero() throws Exception {
         String topic = topic(2);
-        publish(topic, 0, 30_000);
+        publish(topic, 0, 20_000);
         Path log = dir.resolve("drain.log");
         Process server = startServer(pipeline(topic, 1_000), log);
         try {
@@ -80,15 +80,15 @@ class HubProcessIT {
     @Test
     void killedWithSigkillMidStreamTheRestartedHubsViewStillCountsEveryEventExactlyOnce() throws Exception {
         String topic = topic(2);
-        long total = 40_000;
+        long total = 24_000;
         Path config = pipeline(topic, 500);
         Random random = new Random();
         long published = 0;
         int killsWhileAdvancing = 0;
         long previous = 0;
         for (int kill = 0; kill < 3; kill++) {
-            publish(topic, published, 10_000);
-            published += 10_000;
+            publish(topic, published, 6_000);
+            published += 6_000;
             Path log = dir.resolve("kill-" + kill + ".log");
             Process server = startServer(config, log);
             try {

@@ -116,6 +116,13 @@ class HubIT {
             Await.until("the pipeline counts 150 messages across its two runs",
                     () -> HubClient.json(client.get("/v1/pipelines/events", token)).path("messages").asLong() == 150);
 
+            // A start right after a stop waits for the stopping run to commit, then starts again.
+            assertThat(client.post("/v1/pipelines/events/stop", token).statusCode()).isEqualTo(200);
+            assertThat(client.post("/v1/pipelines/events/start", token).statusCode()).isEqualTo(200);
+            publish(topic, cityEvents(10, 150));
+            Await.until("the pipeline started again at once reads on", () -> client.httpNumber(VIEW_EVENTS) == 160);
+            assertThat(HubClient.json(client.get("/v1/pipelines/events", token)).path("state").asText()).isIn("STARTING", "RUNNING");
+
             HttpResponse<String> missing = client.get("/v1/pipelines/nope", token);
             assertThat(missing.statusCode()).isEqualTo(404);
             assertThat(HubClient.json(missing).path("error").path("code").asText()).isEqualTo("user.pipeline.not_found");
