@@ -69,6 +69,26 @@ class HostedConfigTest {
     }
 
     @Test
+    void theExamplesOfDocsHubMdRead() throws Exception {
+        String doc = Files.readString(Path.of("..", "docs", "hub.md"));
+        Path yaml = dir.resolve("server.yml");
+        Files.writeString(yaml, block(doc, "```yaml\n"));
+        HostedConfig fromYaml = new ServerConfigReader(ConfigEnvironment.from(Map.of("MALLARD_ADA_PASSWORD", "pw")), Map.of())
+                .read(Optional.of(yaml), List.of()).hosted();
+        assertThat(fromYaml).isEqualTo(new HostedConfig(List.of(dir.resolve("pipelines/events.yml")), List.of("ada")));
+        Path hocon = dir.resolve("server.conf");
+        Files.writeString(hocon, block(doc, "```hocon\n"));
+        HostedConfig fromHocon = new ServerConfigReader(ConfigEnvironment.from(Map.of()), Map.of("ADA_PASSWORD", "pw"))
+                .read(Optional.of(hocon), List.of()).hosted();
+        assertThat(fromHocon).isEqualTo(fromYaml);
+    }
+
+    private static String block(String doc, String fence) {
+        int start = doc.indexOf(fence) + fence.length();
+        return doc.substring(start, doc.indexOf("```", start));
+    }
+
+    @Test
     void aServerStartedWithoutTheHubRefusesPipelinesInsteadOfIgnoringThem() {
         ServerConfig config = read(Optional.empty(), List.of("users.0.username=ada", "users.0.password=pw", "warehouse=" + dir.resolve("wh"),
                 "http.port=0", "flight.port=0", "host=127.0.0.1", "pipelines=a.yml"));
