@@ -112,6 +112,7 @@ public final class HttpApi implements AutoCloseable {
                 .head("/v1/query", this::queryHead)
                 .get("/v1/cancel", this::cancel)
                 .post("/v1/cancel", this::cancel);
+        dev.mallard.server.console.ConsoleRoutes.register(routes, tokens, policy.mode());
     }
 
     public int port() {
