@@ -208,7 +208,7 @@ async function loadSchema() {
     let materialized = new Map();
     let stats = null;
     try {
-      const views = await rowsOf('SELECT name, query FROM mallard_views.views ORDER BY name');
+      const views = await rowsOf('SELECT name, sql FROM mallard_views.views ORDER BY position');
       materialized = new Map(views.rows.map((row) => [String(row[0]), String(row[1])]));
       stats = await rowsOf('SELECT * FROM dbsp_stats()');
     } catch {
@@ -219,7 +219,7 @@ async function loadSchema() {
         el('tbody', {}, ...rows.map((r) => el('tr', {}, ...r.map((v) => el('td', {}, v)))))));
     const named = objects.rows.map((r) => r.map(String));
     const tables = named.filter((r) => r[3] !== 'VIEW' && !materialized.has(r[2])).map((r) => [`${r[1]}.${r[2]}`, r[0], r[3]]);
-    const views = named.filter((r) => r[3] === 'VIEW').map((r) => [`${r[1]}.${r[2]}`, r[0]]);
+    const views = named.filter((r) => r[3] === 'VIEW' && !materialized.has(r[2])).map((r) => [`${r[1]}.${r[2]}`, r[0]]);
     const mvs = [...materialized.entries()].map(([name, sql]) => [name, sql]);
     const parts = [table('Tables', 'schema-tables', tables, ['table', 'database', 'type']),
       table('Views', 'schema-views', views, ['view', 'database']),
