@@ -14,6 +14,11 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import dev.mallard.server.config.ServerConfig;
+import dev.mallard.server.config.ServerConfigReader;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
@@ -25,7 +30,9 @@ import picocli.CommandLine.Option;
 @Command(name = "run", description = {
     "Run a pipeline: consume, batch, run the handler, write and flush the sink, commit.",
     "SIGTERM or SIGINT drains: the buffered batch is written and committed, then the process exits 0",
-    "(15 when that takes longer than pipeline.drain_deadline_seconds)."})
+    "(15 when that takes longer than pipeline.drain_deadline_seconds).",
+    "With --serve the pipeline runs inside a server instead (the hub, docs/hub.md): its views and tables are served",
+    "over Flight SQL and HTTP as each batch commits."})
 final class RunCommand implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(RunCommand.class);
 
@@ -46,9 +53,23 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--stats-json", paramLabel = "PATH", description = "Write {\"messages_consumed\":N,\"num_errors\":N} here at exit.")
     Path statsJson;
 
+    @Option(names = "--serve", paramLabel = "<server.yml>", arity = "0..1", fallbackValue = "",
+            description = "Run the pipeline inside a server hosting just it, configured by this file (optional) and --conf;"
+                    + " without a database key the server's database is the pipeline's state.path.")
+    String serve;
+
+    @Option(names = "--conf", paramLabel = "key=value", description = "With --serve: set or override one server key, repeatable (as mallard server --conf).")
+    List<String> serverOverrides = new ArrayList<>();
+
     @Override
     public Integer call() throws Exception {
         Path config = configFile.path("run");
+        if (serve != null) {
+            return serve(config);
+        }
+        if (!serverOverrides.isEmpty()) {
+            throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "--conf sets server keys and needs --serve");
+        }
         if (metrics != null && !metrics.equals("prometheus")) {
             throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "--metrics takes prometheus, not " + metrics);
         }
@@ -80,6 +101,30 @@ final class RunCommand implements Callable<Integer> {
             throw failure.get();
         }
         return 0;
+    }
+
+    /**
+     * {@code --serve}: a server hosting this one pipeline. Without a {@code database} key, its database is the pipeline's
+     * state file (warehouse: that file's directory), so the pipeline keeps its offsets where {@code mallard run} keeps them.
+     */
+    private int serve(Path pipelineFile) throws InterruptedException {
+        if (maxMessages != 0 || metrics != null || statsJson != null) {
+            throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "--serve runs until stopped and serves the server's /metrics;"
+                    + " drop --messages, --metrics and --stats-json");
+        }
+        ConfigEnvironment environment = ConfigEnvironment.fromSystem();
+        PipelineConfig pipeline = new PipelineConfigReader(environment).read(pipelineFile).orThrow();
+        List<String> overrides = new ArrayList<>(serverOverrides);
+        Optional<Path> serverFile = serve.isBlank() ? Optional.empty() : Optional.of(Path.of(serve));
+        ServerConfig settings = new ServerConfigReader(environment).read(serverFile, overrides);
+        boolean databaseGiven = overrides.stream().anyMatch(o -> o.trim().startsWith("database=")) || settings.database().isPresent();
+        if (!databaseGiven && pipeline.pipeline().statePath().isPresent()) {
+            Path state = Path.of(pipeline.pipeline().statePath().get()).toAbsolutePath().normalize();
+            overrides.add("warehouse=" + state.getParent());
+            overrides.add("database=" + state.getFileName());
+            settings = new ServerConfigReader(environment).read(serverFile, overrides);
+        }
+        return ServerCommand.serve(settings.withHosted(settings.hosted().withPipelines(List.of(pipelineFile))));
     }
 
     /** On SIGTERM/SIGINT: stop consuming, let the pipeline write and commit what it holds, exit 0 or 15. */

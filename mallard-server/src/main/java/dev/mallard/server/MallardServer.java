@@ -12,6 +12,8 @@ import dev.mallard.server.auth.UserDirectory;
 import dev.mallard.server.config.ServerConfig;
 import dev.mallard.server.flight.FlightSqlEndpoint;
 import dev.mallard.server.flight.MallardFlightSqlProducer;
+import dev.mallard.server.hosted.HostContext;
+import dev.mallard.server.hosted.Hosted;
 import dev.mallard.server.http.HttpApi;
 import dev.mallard.server.http.ServerHealth;
 import dev.mallard.server.ops.ServerMetrics;
@@ -50,8 +52,11 @@ public final class MallardServer implements AutoCloseable {
     private final UserDirectory users;
 
     private final ServerMetrics metrics;
+    private final Hosted hosted;
 
-    private MallardServer(Engine engine, SessionRegistry sessions, FlightSqlEndpoint flight, HttpApi http, UserDirectory users, ServerMetrics metrics) {
+    private MallardServer(Engine engine, SessionRegistry sessions, FlightSqlEndpoint flight, HttpApi http, UserDirectory users, ServerMetrics metrics,
+            Hosted hosted) {
+        this.hosted = hosted;
         this.users = users;
         this.metrics = metrics;
         this.engine = engine;
@@ -61,7 +66,17 @@ public final class MallardServer implements AutoCloseable {
     }
 
     public static MallardServer start(ServerConfig config) {
+        return start(config, Hosted.Factory.NONE);
+    }
+
+    /** A server that also runs what {@code hosting} starts (the hub's pipelines) on its database. */
+    public static MallardServer start(ServerConfig config, Hosted.Factory hosting) {
         requireNonNull(config, "config is null");
+        requireNonNull(hosting, "hosting is null");
+        if (hosting == Hosted.Factory.NONE && !config.hosted().pipelines().isEmpty()) {
+            throw new MallardException(ErrorCode.USER_CONFIG_UNSUPPORTED, "pipelines are run by the hub: start the server with mallard server,"
+                    + " or embed it with dev.mallard.hub.Hub::start as its hosting");
+        }
         try {
             Files.createDirectories(config.warehouse());
         } catch (IOException e) {
@@ -76,6 +91,7 @@ public final class MallardServer implements AutoCloseable {
         SessionRegistry sessions = null;
         FlightSqlEndpoint flight = null;
         ServerMetrics metrics = null;
+        Hosted hosted = null;
         try {
             config.startupScript().ifPresent(script -> runStartupScript(engine, script));
             config.startupSql().ifPresent(sql -> runStartupSql(engine, sql, "startup_script_provider"));
@@ -89,18 +105,23 @@ public final class MallardServer implements AutoCloseable {
             sessions = new SessionRegistry(engine, ServedViews.open(engine::newSession), config.sessionLimits(), config.streamResults(),
                     Clock.systemUTC(), claims);
             SessionRegistry open = sessions;
-            metrics = new ServerMetrics(new MetricsRegistry(), open::size);
+            MetricsRegistry registry = new MetricsRegistry();
+            metrics = new ServerMetrics(registry, open::size);
+            hosted = hosting.start(new HostContext(engine, registry, config.hosted(), config.accessMode(), tokens));
             StatementAudit audit = new StatementAudit(metrics);
             MallardFlightSqlProducer producer = new MallardFlightSqlProducer(sessions, policy, engine.allocator(), version(),
                     config.fetchSize(), config.queryTimeoutSeconds(), audit);
             flight = FlightSqlEndpoint.start(config.host(), config.flightPort(), config.tls(), producer, users, tokens, sessions, engine.allocator());
             HttpApi http = HttpApi.start(config.host(), config.httpPort(), users, tokens, sessions, policy, config.fetchSize(),
                     config.queryTimeoutSeconds(), config.httpMaxBodyBytes(), httpsContext, config.allowOrigins(),
-                    ServerHealth.of(engine, Clock.systemUTC()), metrics);
+                    ServerHealth.of(engine, Clock.systemUTC(), hosted), metrics, hosted);
             LOG.info("server started flight_port={} http_port={} tls={} access_mode={} file_access={} database={} users={}", flight.port(), http.port(),
                     config.tls().isPresent(), config.accessMode(), config.fileAccess().name().toLowerCase(java.util.Locale.ROOT), config.database().map(Path::toString).orElse(":memory:"), config.users().size());
-            return new MallardServer(engine, sessions, flight, http, users, metrics);
+            return new MallardServer(engine, sessions, flight, http, users, metrics, hosted);
         } catch (RuntimeException e) {
+            if (hosted != null) {
+                hosted.close();
+            }
             users.close();
             if (flight != null) {
                 flight.close();
@@ -171,7 +192,8 @@ public final class MallardServer implements AutoCloseable {
 
     @Override
     public void close() {
-        try (engine; metrics; sessions; users; flight; http) {
+        // The hosted work drains first, while the listeners still answer; then they stop, then the sessions and the database.
+        try (engine; metrics; sessions; users; flight; http; hosted) {
             LOG.info("server stopping");
         }
     }

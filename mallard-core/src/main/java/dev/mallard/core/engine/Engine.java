@@ -72,6 +72,15 @@ public final class Engine implements AutoCloseable {
         }
     }
 
+    /**
+     * An engine on the same database with a connection and an allocator of its own, for a component that runs on its
+     * own thread inside a process that owns this engine (a pipeline hosted by a server); closing it leaves this one open.
+     */
+    public Engine session() {
+        DuckDBConnection own = newSession();
+        return new Engine(file, own, allocator.newChildAllocator("session", 0, Long.MAX_VALUE));
+    }
+
     public BufferAllocator allocator() {
         return allocator;
     }

@@ -39,6 +39,8 @@ public enum ErrorCode {
             "A message is not JSON, or a value does not fit the handler's table or inferred schema."),
     USER_HANDLER_SQL_FAILED("user.handler.sql_failed", ExitCode.USER_FAULT,
             "The handler's SQL failed while running over a batch."),
+    USER_PIPELINE_NOT_FOUND("user.pipeline.not_found", ExitCode.USER_FAULT,
+            "No pipeline of that name runs in this server (GET /v1/pipelines lists them)."),
     USER_SINK_KEY_NULL("user.sink.key_null", ExitCode.USER_FAULT,
             "The Kafka sink's key column is null in a result row."),
     USER_STATE_LOCKED("user.state.locked", ExitCode.USER_FAULT,

@@ -70,16 +70,46 @@ public final class PipelineRunner implements AutoCloseable {
      * Options from the command line. {@code maxMessages} 0 means no limit; with {@code metricsPort} the
      * pipeline serves /metrics, /healthz and (with a state path) /stats on that port (0 picks one).
      */
-    public record Options(long maxMessages, OutputStream console, Optional<Integer> metricsPort) {
+    public record Options(long maxMessages, OutputStream console, Optional<Integer> metricsPort, Optional<Host> host) {
         public Options {
             requireNonNull(console, "console is null");
             requireNonNull(metricsPort, "metricsPort is null");
+            requireNonNull(host, "host is null");
+        }
+
+        public Options(long maxMessages, OutputStream console, Optional<Integer> metricsPort) {
+            this(maxMessages, console, metricsPort, Optional.empty());
         }
 
         public Options(long maxMessages, OutputStream console) {
             this(maxMessages, console, Optional.empty());
         }
     }
+
+    /**
+     * A pipeline hosted in a server's process: it runs on a connection of its own to the server's database instead of
+     * opening its state path, its meters go to the server's registry, and with a state path its offsets are kept in
+     * that database under {@code offsetsSchema} (usually {@link #offsetsSchema}; empty: where {@code mallard run} keeps
+     * them, for a server whose database is the pipeline's own state file).
+     */
+    public record Host(Engine database, MetricsRegistry registry, Optional<String> offsetsSchema) {
+        public Host {
+            requireNonNull(database, "database is null");
+            requireNonNull(registry, "registry is null");
+            requireNonNull(offsetsSchema, "offsetsSchema is null");
+        }
+    }
+
+    /** Where a hosted pipeline of that name keeps its offsets and its identity: one schema per pipeline. */
+    public static String offsetsSchema(String pipeline) {
+        return "mallard_pipeline_" + pipeline;
+    }
+
+    /**
+     * How far a run got, readable from any thread while it runs: whether it consumes (its setup is done), the batches
+     * and messages it processed, the errors it counted, when its last batch committed and the Kafka lag after it.
+     */
+    public record Progress(boolean consuming, long batches, long messages, long errors, Optional<Instant> lastBatchAt, Optional<Long> lag) {}
 
     /** What a run did, for {@code --stats-json}. */
     public record Outcome(long messagesConsumed, long numErrors) {
@@ -97,15 +127,19 @@ public final class PipelineRunner implements AutoCloseable {
     private final ConfigEnvironment environment;
     private final Options options;
     private final SourceFactory sources;
-    private final MetricsRegistry registry = new MetricsRegistry();
+    private final MetricsRegistry registry;
     private volatile boolean stopRequested;
     private volatile PipelineEndpoints endpoints;
     private volatile Source openSource;
     private volatile RetryingSink openSink;
     private PipelineMetrics metrics;
-    private long consumed;
+    private volatile long consumed;
     private boolean sourceReachable = true;
-    private long errors;
+    private volatile long errors;
+    private volatile boolean consuming;
+    private volatile long batches;
+    private volatile Instant lastBatchAt;
+    private volatile Long lastLag;
     // Per partition, the next offset this run processed up to (partitions a rebalance moved away leave it).
     private final Map<Partition, Long> processed = new HashMap<>();
 
@@ -118,6 +152,7 @@ public final class PipelineRunner implements AutoCloseable {
         this.environment = requireNonNull(environment, "environment is null");
         this.options = requireNonNull(options, "options is null");
         this.sources = requireNonNull(sources, "sources is null");
+        this.registry = options.host().map(Host::registry).orElseGet(MetricsRegistry::new);
     }
 
     public static Source openSource(PipelineConfig config, Function<Partition, Optional<Long>> storedOffsets) {
@@ -160,6 +195,10 @@ public final class PipelineRunner implements AutoCloseable {
         return new Outcome(consumed, errors);
     }
 
+    public Progress progress() {
+        return new Progress(consuming, batches, consumed, errors, Optional.ofNullable(lastBatchAt), Optional.ofNullable(lastLag));
+    }
+
     /** Why /healthz answers 503, empty while it answers ok. */
     private Optional<String> unhealthy() {
         if (stopRequested) {
@@ -189,16 +228,21 @@ public final class PipelineRunner implements AutoCloseable {
         if (metrics != null) {
             metrics.close();
         }
-        registry.close();
+        if (options.host().isEmpty()) {
+            registry.close();
+        }
     }
 
     public Outcome run() {
         PipelineConfig.Pipeline pipeline = config.pipeline();
         Optional<Path> statePath = pipeline.statePath().map(Path::of);
-        statePath.ifPresent(PipelineRunner::createParent);
+        if (options.host().isEmpty()) {
+            statePath.ifPresent(PipelineRunner::createParent);
+        }
         PipelineMetrics metrics = PipelineMetrics.of(registry, pipeline);
         this.metrics = metrics;
-        try (Engine engine = statePath.map(Engine::onFile).orElseGet(Engine::inMemory)) {
+        try (Engine engine = options.host().map(host -> host.database().session())
+                .orElseGet(() -> statePath.map(Engine::onFile).orElseGet(Engine::inMemory))) {
             Optional<MaterializedViews> views = PipelineSetup.run(config, engine.connection());
             try {
                 consume(engine, statePath, metrics, views);
@@ -211,8 +255,10 @@ public final class PipelineRunner implements AutoCloseable {
 
     private void consume(Engine engine, Optional<Path> statePath, PipelineMetrics metrics, Optional<MaterializedViews> views) {
         PipelineConfig.Pipeline pipeline = config.pipeline();
-        Optional<OffsetStore> offsets = statePath.map(path -> new OffsetStore(engine.connection(), PipelineIdentity.of(config), path));
-        Optional<StateStats> stats = statePath.map(path -> new StateStats(engine, path));
+        Optional<String> offsetsSchema = options.host().flatMap(Host::offsetsSchema);
+        Optional<OffsetStore> offsets = statePath.map(path -> new OffsetStore(engine.connection(), PipelineIdentity.of(config), path, offsetsSchema));
+        // A hosted pipeline's state is the server's database: no file of its own to measure, and the server serves its tables.
+        Optional<StateStats> stats = options.host().isPresent() ? Optional.empty() : statePath.map(path -> new StateStats(engine, path));
         try (PipelineEndpoints served = options.metricsPort()
                         .map(port -> PipelineEndpoints.start(PipelineEndpoints.DEFAULT_HOST, port, registry, this::unhealthy,
                                 stats.map(s -> (java.util.function.Supplier<String>) s::json)))
@@ -234,6 +280,7 @@ public final class PipelineRunner implements AutoCloseable {
             LOG.info("pipeline started name={} batch_size={} state={} metrics_port={}", pipeline.name(), pipeline.batchSize(),
                     statePath.map(Path::toString).orElse("none"), served == null ? "none" : served.port());
             Batcher batcher = new Batcher(engine, offsets, handler, sink, dlq, metrics, stats, window);
+            consuming = true;
             if (window != null) {
                 // Buckets a crash left closed but unpublished go out first.
                 window.closeBuckets();
@@ -267,8 +314,15 @@ public final class PipelineRunner implements AutoCloseable {
                         throw e;
                     }
                     syncViews(views);
+                    batches++;
+                    lastBatchAt = Instant.now();
                     if (source instanceof KafkaSource kafka) {
-                        kafka.lag().forEach((partition, lag) -> metrics.consumerLag(partition.topic(), partition.partition(), lag));
+                        long total = 0;
+                        for (Map.Entry<Partition, Long> lag : kafka.lag().entrySet()) {
+                            metrics.consumerLag(lag.getKey().topic(), lag.getKey().partition(), lag.getValue());
+                            total += lag.getValue();
+                        }
+                        lastLag = total;
                     }
                 }
                 if (window != null && window.tick(source.assignment(), System.nanoTime(), source::readToEnd)) {

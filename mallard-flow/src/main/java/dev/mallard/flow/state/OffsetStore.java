@@ -22,6 +22,7 @@ public final class OffsetStore {
     public static final String TABLE = "sqlflow_offsets";
 
     private final DuckDBConnection connection;
+    private final String offsetsTable;
     private final Map<Partition, Long> stored = new HashMap<>();
 
     public static final String IDENTITY_TABLE = "sqlflow_pipeline";
@@ -31,14 +32,29 @@ public final class OffsetStore {
      * pipeline is refused; one that records none (new, or written before files recorded it) is claimed.
      */
     public OffsetStore(DuckDBConnection connection, PipelineIdentity identity, java.nio.file.Path file) {
+        this(connection, identity, file, Optional.empty());
+    }
+
+    /**
+     * As {@link #OffsetStore(DuckDBConnection, PipelineIdentity, java.nio.file.Path)}, with the two tables in {@code schema}
+     * (created when missing): a database several pipelines share, a server's, keeps each one's offsets apart.
+     */
+    public OffsetStore(DuckDBConnection connection, PipelineIdentity identity, java.nio.file.Path file, Optional<String> schema) {
         this.connection = requireNonNull(connection, "connection is null");
         requireNonNull(identity, "identity is null");
         requireNonNull(file, "file is null");
+        requireNonNull(schema, "schema is null");
+        String prefix = schema.map(name -> quoted(name) + ".").orElse("");
+        String identityTable = prefix + IDENTITY_TABLE;
+        this.offsetsTable = prefix + TABLE;
         try (Statement statement = connection.createStatement()) {
-            statement.execute("CREATE TABLE IF NOT EXISTS " + IDENTITY_TABLE
+            if (schema.isPresent()) {
+                statement.execute("CREATE SCHEMA IF NOT EXISTS " + quoted(schema.get()));
+            }
+            statement.execute("CREATE TABLE IF NOT EXISTS " + identityTable
                     + " (name VARCHAR NOT NULL, topics VARCHAR[] NOT NULL, group_id VARCHAR NOT NULL)");
             Optional<PipelineIdentity> recorded = Optional.empty();
-            try (ResultSet rows = statement.executeQuery("SELECT name, topics, group_id FROM " + IDENTITY_TABLE)) {
+            try (ResultSet rows = statement.executeQuery("SELECT name, topics, group_id FROM " + identityTable)) {
                 if (rows.next()) {
                     Object[] topics = (Object[]) rows.getArray(2).getArray();
                     recorded = Optional.of(new PipelineIdentity(rows.getString(1),
@@ -51,7 +67,7 @@ public final class OffsetStore {
                         + "or delete the file to start it over");
             }
             if (recorded.isEmpty()) {
-                try (PreparedStatement insert = connection.prepareStatement("INSERT INTO " + IDENTITY_TABLE + " VALUES (?, ?, ?)")) {
+                try (PreparedStatement insert = connection.prepareStatement("INSERT INTO " + identityTable + " VALUES (?, ?, ?)")) {
                     insert.setString(1, identity.name());
                     insert.setArray(2, connection.createArrayOf("VARCHAR", identity.topics().toArray()));
                     insert.setString(3, identity.group());
@@ -62,10 +78,10 @@ public final class OffsetStore {
             throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot read " + IDENTITY_TABLE + ": " + e.getMessage(), e);
         }
         try (Statement statement = connection.createStatement()) {
-            statement.execute("CREATE TABLE IF NOT EXISTS " + TABLE
+            statement.execute("CREATE TABLE IF NOT EXISTS " + offsetsTable
                     + " (topic VARCHAR NOT NULL, \"partition\" INTEGER NOT NULL, next_offset BIGINT NOT NULL, committed_at TIMESTAMPTZ NOT NULL,"
                     + " PRIMARY KEY (topic, \"partition\"))");
-            try (ResultSet rows = statement.executeQuery("SELECT topic, \"partition\", next_offset FROM " + TABLE)) {
+            try (ResultSet rows = statement.executeQuery("SELECT topic, \"partition\", next_offset FROM " + offsetsTable)) {
                 while (rows.next()) {
                     stored.put(new Partition(rows.getString(1), rows.getInt(2)), rows.getLong(3));
                 }
@@ -73,6 +89,10 @@ public final class OffsetStore {
         } catch (SQLException e) {
             throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot read " + TABLE + ": " + e.getMessage(), e);
         }
+    }
+
+    private static String quoted(String identifier) {
+        return '"' + identifier.replace("\"", "\"\"") + '"';
     }
 
     public Optional<Long> next(Partition partition) {
@@ -85,7 +105,7 @@ public final class OffsetStore {
 
     /** Records positions inside the caller's open transaction; visible to {@link #next} once written. */
     public void record(Map<Partition, Long> nextOffsets) {
-        try (PreparedStatement upsert = connection.prepareStatement("INSERT OR REPLACE INTO " + TABLE + " VALUES (?, ?, ?, now())")) {
+        try (PreparedStatement upsert = connection.prepareStatement("INSERT OR REPLACE INTO " + offsetsTable + " VALUES (?, ?, ?, now())")) {
             for (Map.Entry<Partition, Long> entry : nextOffsets.entrySet()) {
                 upsert.setString(1, entry.getKey().topic());
                 upsert.setInt(2, entry.getKey().partition());

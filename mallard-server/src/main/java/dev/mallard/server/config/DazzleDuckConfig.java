@@ -219,6 +219,7 @@ final class DazzleDuckConfig {
         }
         maxTimeout.or(() -> timeout).ifPresent(ms -> root.put("query_timeout_seconds", (int) Math.ceil(ms / 1000.0)));
         Optional<String> startup = startupScript(dd, base, done);
+        dev.mallard.server.hosted.HostedConfigReader.copyHocon(dd, root);
         return new Read(root, startup);
     }
 
@@ -284,7 +285,7 @@ final class DazzleDuckConfig {
     }
 
     private static final Set<String> KNOWN = Set.of("flight_sql", "http", "warehouse", "access_mode", "secret_key", "users", "jwt_token",
-            "query_timeout_ms", "max_query_timeout_ms", "startup_script_provider", "server_cert", "keystore");
+            "query_timeout_ms", "max_query_timeout_ms", "startup_script_provider", "server_cert", "keystore", "pipelines", "pipeline_admins");
     private static final Set<String> KNOWN_FLIGHT = Set.of("host", "port", "use_encryption");
     private static final Set<String> KNOWN_HTTP = Set.of("host", "port", "allow-origin", "authentication", "tls");
 

@@ -70,9 +70,11 @@ public final class HttpApi implements AutoCloseable {
     private final java.util.concurrent.ExecutorService statements = java.util.concurrent.Executors.newCachedThreadPool(
             Thread.ofPlatform().name("http-statement-", 0).daemon().factory());
     private HttpEndpoints endpoints;
+    private final dev.mallard.server.hosted.Hosted hosted;
 
     private HttpApi(UserDirectory users, TokenService tokens, SessionRegistry sessions, AccessPolicy policy, int defaultFetchSize,
-            int maxTimeoutSeconds, long maxBodyBytes, CorsPolicy cors, ServerHealth health, ServerMetrics metrics) {
+            int maxTimeoutSeconds, long maxBodyBytes, CorsPolicy cors, ServerHealth health, ServerMetrics metrics, dev.mallard.server.hosted.Hosted hosted) {
+        this.hosted = requireNonNull(hosted, "hosted is null");
         this.metrics = requireNonNull(metrics, "metrics is null");
         this.audit = new StatementAudit(metrics);
         this.cors = requireNonNull(cors, "cors is null");
@@ -95,8 +97,16 @@ public final class HttpApi implements AutoCloseable {
     public static HttpApi start(String host, int port, UserDirectory users, TokenService tokens, SessionRegistry sessions, AccessPolicy policy,
             int defaultFetchSize, int maxTimeoutSeconds, long maxBodyBytes, Optional<javax.net.ssl.SSLContext> tls, List<String> allowOrigins,
             ServerHealth health, ServerMetrics metrics) {
+        return start(host, port, users, tokens, sessions, policy, defaultFetchSize, maxTimeoutSeconds, maxBodyBytes, tls, allowOrigins, health, metrics,
+                dev.mallard.server.hosted.Hosted.NONE);
+    }
+
+    /** As above, with the routes of what the server hosts ({@link dev.mallard.server.hosted.Hosted#routes}). */
+    public static HttpApi start(String host, int port, UserDirectory users, TokenService tokens, SessionRegistry sessions, AccessPolicy policy,
+            int defaultFetchSize, int maxTimeoutSeconds, long maxBodyBytes, Optional<javax.net.ssl.SSLContext> tls, List<String> allowOrigins,
+            ServerHealth health, ServerMetrics metrics, dev.mallard.server.hosted.Hosted hosted) {
         HttpApi api = new HttpApi(users, tokens, sessions, policy, defaultFetchSize, maxTimeoutSeconds, maxBodyBytes, new CorsPolicy(allowOrigins),
-                health, metrics);
+                health, metrics, hosted);
         api.endpoints = HttpEndpoints.start(host, port, tls, api::routes);
         return api;
     }
@@ -112,6 +122,7 @@ public final class HttpApi implements AutoCloseable {
                 .head("/v1/query", this::queryHead)
                 .get("/v1/cancel", this::cancel)
                 .post("/v1/cancel", this::cancel);
+        hosted.routes(routes);
         dev.mallard.server.console.ConsoleRoutes.register(routes, tokens, policy.mode());
     }
 

@@ -23,9 +23,16 @@ public final class ServerHealth {
     private final Instant started;
     private final AtomicLong bytesIn = new AtomicLong();
     private final AtomicLong bytesOut = new AtomicLong();
+    private final dev.mallard.server.hosted.Hosted hosted;
 
     /** @param databaseCheck runs {@code SELECT 1} on the database: empty when it answered, else why not */
     public ServerHealth(Supplier<Optional<String>> databaseCheck, Clock clock) {
+        this(databaseCheck, clock, dev.mallard.server.hosted.Hosted.NONE);
+    }
+
+    /** @param hosted what the server hosts: its fields join the body, and while it is degraded so is the server */
+    public ServerHealth(Supplier<Optional<String>> databaseCheck, Clock clock, dev.mallard.server.hosted.Hosted hosted) {
+        this.hosted = requireNonNull(hosted, "hosted is null");
         this.databaseCheck = requireNonNull(databaseCheck, "databaseCheck is null");
         this.clock = requireNonNull(clock, "clock is null");
         this.started = clock.instant();
@@ -33,6 +40,11 @@ public final class ServerHealth {
 
     /** The health of {@code engine}'s database: {@code SELECT 1} on a connection of its own. */
     public static ServerHealth of(dev.mallard.core.engine.Engine engine, Clock clock) {
+        return of(engine, clock, dev.mallard.server.hosted.Hosted.NONE);
+    }
+
+    /** As {@link #of(dev.mallard.core.engine.Engine, Clock)}, with what the server hosts. */
+    public static ServerHealth of(dev.mallard.core.engine.Engine engine, Clock clock, dev.mallard.server.hosted.Hosted hosted) {
         requireNonNull(engine, "engine is null");
         return new ServerHealth(() -> {
             try (java.sql.Connection connection = engine.newSession(); java.sql.Statement statement = connection.createStatement();
@@ -41,7 +53,7 @@ public final class ServerHealth {
             } catch (java.sql.SQLException | RuntimeException e) {
                 return Optional.of(String.valueOf(e.getMessage()));
             }
-        }, clock);
+        }, clock, hosted);
     }
 
     void read(long bytes) {
@@ -81,6 +93,9 @@ public final class ServerHealth {
         metrics.put("bytes_in", (double) bytesIn.get());
         metrics.put("bytes_out", (double) bytesOut.get());
         body.put("timestamp", now.toString());
+        if (!hosted.health(body) && failure.isEmpty()) {
+            body.put("status", "DEGRADED");
+        }
         return new Report(failure.isEmpty(), body.toString());
     }
 }
