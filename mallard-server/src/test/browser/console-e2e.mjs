@@ -3,8 +3,8 @@
 //   MALLARD_URL       a COMPLETE server's HTTP address      MALLARD_RO_URL  a READ_ONLY server's
 //   MALLARD_USER / MALLARD_PASSWORD                          SCREENSHOTS     where the screenshots go
 //   CHROMIUM          the browser (default /usr/bin/chromium)
-//   PIPELINE_URL      optional: a server whose hub runs a pipeline named PIPELINE; the test's publisher writes events
-//                     while this script waits for the pipeline's lag chart to gain samples and change
+//   SCENARIO=pipelines instead: MALLARD_URL is a READ_ONLY server whose hub runs the pipeline PIPELINE while the test
+//                     publishes events; MALLARD_USER is not a pipeline admin, MALLARD_ADMIN / MALLARD_ADMIN_PASSWORD is
 import { chromium } from 'playwright-core';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -44,9 +44,9 @@ async function open(url) {
   return page;
 }
 
-async function logIn(page, mode) {
-  await page.fill('#username', env.MALLARD_USER);
-  await page.fill('#password', env.MALLARD_PASSWORD);
+async function logIn(page, mode, user = env.MALLARD_USER, password = env.MALLARD_PASSWORD) {
+  await page.fill('#username', user);
+  await page.fill('#password', password);
   await page.click('#login-button');
   await page.waitForFunction((m) => document.getElementById('who').dataset.mode === m, mode);
   const stored = await page.evaluate(() => [localStorage.length, sessionStorage.length, document.cookie]);
@@ -66,7 +66,7 @@ function expect(condition, message) {
   if (!condition) throw new Error(message);
 }
 
-try {
+async function consoleScenario() {
   step('log in to the COMPLETE server');
   const page = await open(env.MALLARD_URL);
   expect(page.url().endsWith('/ui/'), `/ui should lead to /ui/, got ${page.url()}`);
@@ -148,22 +148,46 @@ try {
   await readOnly.click('button[data-tab="pipelines"]');
   await readOnly.waitForFunction(() => ['disabled', 'enabled', 'failed'].includes(document.getElementById('pipelines-status').dataset.state));
   expect(await readOnly.locator('.pipeline-stop').count() === 0, 'a READ_ONLY user sees no stop button');
+}
 
-  if (env.PIPELINE_URL) {
-    step('a pipeline\'s lag chart moves while events are published');
-    const hub = await open(env.PIPELINE_URL);
-    await logIn(hub, 'COMPLETE');
-    await hub.click('button[data-tab="pipelines"]');
-    const card = `article[data-pipeline="${env.PIPELINE}"]`;
-    await hub.waitForSelector(card);
-    // Several polls, and the lag series took more than one value: the chart moved.
-    await hub.waitForFunction((selector) => {
-      const figure = document.querySelector(`${selector} figure[data-series="lag"]`);
-      return figure && Number(figure.dataset.samples) >= 3 && figure.querySelector('path') !== null;
-    }, card, { timeout: 120_000 });
-    await hub.screenshot({ path: join(shots, '07-pipeline-lag.png'), fullPage: true });
+async function pipelinesScenario() {
+  const card = `article[data-pipeline="${env.PIPELINE}"]`;
+  step('a READ_ONLY user who is no pipeline admin sees the pipeline but no stop button');
+  const reader = await open(env.MALLARD_URL);
+  await logIn(reader, 'READ_ONLY');
+  await reader.click('button[data-tab="pipelines"]');
+  await reader.waitForSelector(`${card}[data-state="RUNNING"]`);
+  expect(await reader.locator('.pipeline-stop').count() === 0, 'no stop button for a reader');
+  await reader.screenshot({ path: join(shots, '11-pipelines-reader.png'), fullPage: true });
+
+  step("the pipeline's lag, msgs/s and errors charts move while events are published");
+  const admin = await open(env.MALLARD_URL);
+  await logIn(admin, 'READ_ONLY', env.MALLARD_ADMIN, env.MALLARD_ADMIN_PASSWORD);
+  await admin.click('button[data-tab="pipelines"]');
+  await admin.waitForSelector(`${card} .pipeline-stop`);
+  // Each poll adds a point to every chart; the lag and the message count each took several values: the charts moved.
+  await admin.waitForFunction((selector) => {
+    const article = document.querySelector(selector);
+    const lag = article?.querySelector('figure[data-series="lag"]');
+    return lag && Number(lag.dataset.samples) >= 4 && lag.querySelector('path') !== null
+      && Number(article.dataset.distinctLags) >= 2 && Number(article.dataset.distinctMessages) >= 3;
+  }, card, { timeout: 120_000 });
+  await admin.screenshot({ path: join(shots, '12-pipeline-lag-moves.png'), fullPage: true });
+
+  step('a pipeline admin stops and starts the pipeline');
+  await admin.click(`${card} .pipeline-stop`);
+  await admin.waitForSelector(`${card}[data-state="STOPPED"]`);
+  await admin.screenshot({ path: join(shots, '13-pipeline-stopped.png'), fullPage: true });
+  await admin.click(`${card} .pipeline-start`);
+  await admin.waitForSelector(`${card}[data-state="RUNNING"]`);
+}
+
+try {
+  if (env.SCENARIO === 'pipelines') {
+    await pipelinesScenario();
+  } else {
+    await consoleScenario();
   }
-
   expect(problems.length === 0, `the page reported problems:\n${problems.join('\n')}`);
   console.log('console e2e: all steps passed');
   await browser.close();
