@@ -20,13 +20,15 @@ import java.util.Set;
 /**
  * {@code ./mallard bench <benchmark> ... --html report.html}: a benchmark's JSON figures as one self-contained page,
  * tables and bar charts drawn as inline SVG, with no script and nothing loaded from anywhere. A benchmark that prints
- * one object becomes one table of its figures and one chart per unit (msgs/s, ms, MiB, ratio...); one that prints
+ * one object becomes one table of its figures and one chart per unit (msgs/s, ms, MiB, a nested group such as
+ * {@code ratios}); settings without a unit stay in the table only. One that prints
  * an object per line (views) becomes a table of those records and a chart per numeric column. The page is XHTML
  * as well as HTML, so any XML parser reads it.
  */
 final class HtmlReport {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final int MAX_BARS = 60;
+    private static final String OTHER = "other figures";
 
     private final String benchmark;
     private final String command;
@@ -73,7 +75,7 @@ final class HtmlReport {
                 .append(escape("mallard bench " + benchmark)).append("</h1>\n<p>Command: <code>").append(escape(command))
                 .append("</code><br/>Written ").append(escape(Instant.now().toString())).append(" on ")
                 .append(Runtime.getRuntime().availableProcessors()).append(" cores, Java ").append(escape(Runtime.version().toString()))
-                .append(". Figures are ratios on one machine in one run; see docs/benchmarks.md.</p>\n");
+                .append(". Compare figures within one run on one machine; see docs/benchmarks.md.</p>\n");
         if (results.isEmpty()) {
             html.append("<p>The benchmark printed no figures.</p>\n");
         } else if (results.size() == 1) {
@@ -97,6 +99,8 @@ final class HtmlReport {
                 byUnit.computeIfAbsent(unit(name), key -> new LinkedHashMap<>()).put(name, value.asDouble());
             }
         });
+        // Settings (messages, batch_size) have no unit to compare; they stay in the table.
+        byUnit.remove(OTHER);
         byUnit.forEach((unit, bars) -> chart(html, unit, bars));
     }
 
@@ -184,7 +188,7 @@ final class HtmlReport {
                 return ending.replaceFirst("^_", "").replace("_per_", "/").replace("per_s", "per s");
             }
         }
-        return "other figures";
+        return OTHER;
     }
 
     /** Nested objects as dotted names, arrays as indexed names. */
