@@ -3,6 +3,7 @@
 //   MALLARD_URL       a COMPLETE server's HTTP address      MALLARD_RO_URL  a READ_ONLY server's
 //   MALLARD_USER / MALLARD_PASSWORD                          SCREENSHOTS     where the screenshots go
 //   CHROMIUM          the browser (default /usr/bin/chromium)
+//   SCENARIO=ingestion instead: MALLARD_URL is a COMPLETE server with the ingestion queue QUEUE the test feeds
 //   SCENARIO=pipelines instead: MALLARD_URL is a READ_ONLY server whose hub runs the pipeline PIPELINE while the test
 //                     publishes events; MALLARD_USER is not a pipeline admin, MALLARD_ADMIN / MALLARD_ADMIN_PASSWORD is
 import { chromium } from 'playwright-core';
@@ -182,9 +183,26 @@ async function pipelinesScenario() {
   await admin.waitForSelector(`${card}[data-state="RUNNING"]`);
 }
 
+async function ingestionScenario() {
+  const row = `tr[data-queue="${env.QUEUE}"]`;
+  step("an ingestion queue's rows, batches and watermark appear and move as batches arrive");
+  const page = await open(env.MALLARD_URL);
+  await logIn(page, 'COMPLETE');
+  await page.click('button[data-tab="ingestion"]');
+  await page.waitForSelector(`${row}[data-rows]`);
+  const first = Number(await page.getAttribute(row, 'data-rows'));
+  await page.waitForFunction(([selector, before]) => {
+    const tr = document.querySelector(selector);
+    return tr && Number(tr.dataset.rows) > before && tr.dataset.watermarkMax !== '' && Number(tr.dataset.samples) >= 3;
+  }, [row, first], { timeout: 120_000 });
+  await page.screenshot({ path: join(shots, '21-ingestion-queue.png'), fullPage: true });
+}
+
 try {
   if (env.SCENARIO === 'pipelines') {
     await pipelinesScenario();
+  } else if (env.SCENARIO === 'ingestion') {
+    await ingestionScenario();
   } else {
     await consoleScenario();
   }

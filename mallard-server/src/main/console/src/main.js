@@ -319,7 +319,8 @@ async function pollIngestion() {
         const series = queueSeries.get(q.name) ?? [];
         queueSeries.set(q.name, series);
         keep(series, { t: now, value: q.rows_per_second ?? 0 });
-        return el('tr', { 'data-queue': q.name }, el('td', {}, q.name), el('td', {}, q.path), el('td', { class: 'num' }, q.batches),
+        return el('tr', { 'data-queue': q.name, 'data-rows': String(q.rows), 'data-samples': String(series.length),
+          'data-watermark-max': q.watermark?.max ?? '' }, el('td', {}, q.name), el('td', {}, q.path), el('td', { class: 'num' }, q.batches),
           el('td', { class: 'num' }, q.rows), el('td', { class: 'num' }, q.bytes), el('td', { class: 'num' }, q.pending_bytes),
           el('td', { class: 'num' }, Number(q.rows_per_second).toFixed(1)), el('td', {}, q.last_batch_at ?? 'never'),
           el('td', {}, q.watermark?.min ?? '-'), el('td', {}, q.watermark?.max ?? '-'),
