@@ -55,7 +55,7 @@ class HubProcessIT {
     @Test
     void sigtermDrainsTheHostedPipelineCommittingWhatItHeldThenStopsTheServerWithExitZero() throws Exception {
         String topic = topic(2);
-        publish(topic, 0, 30_000);
+        publish(topic, 0, 20_000);
         Path log = dir.resolve("drain.log");
         Process server = startServer(pipeline(topic, 1_000), log);
         try {
@@ -80,15 +80,15 @@ class HubProcessIT {
     @Test
     void killedWithSigkillMidStreamTheRestartedHubsViewStillCountsEveryEventExactlyOnce() throws Exception {
         String topic = topic(2);
-        long total = 40_000;
+        long total = 24_000;
         Path config = pipeline(topic, 500);
         Random random = new Random();
         long published = 0;
         int killsWhileAdvancing = 0;
         long previous = 0;
         for (int kill = 0; kill < 3; kill++) {
-            publish(topic, published, 10_000);
-            published += 10_000;
+            publish(topic, published, 6_000);
+            published += 6_000;
             Path log = dir.resolve("kill-" + kill + ".log");
             Process server = startServer(config, log);
             try {
@@ -128,6 +128,37 @@ class HubProcessIT {
         }
         assertThat(server.exitValue()).isZero();
         assertThat(read()).isEqualTo(new Counts(total, total, total, total));
+    }
+
+    @Test
+    void runServeHostsThePipelineOnItsOwnStateFileWhereMallardRunKeepsItsOffsets() throws Exception {
+        String topic = topic(1);
+        publish(topic, 0, 1_000);
+        Path config = pipeline(topic, 200);
+        Path log = dir.resolve("serve.log");
+        int httpPort = freePort();
+        Process serve = new ProcessBuilder(MallardJar.command("run", config.toString(), "--serve", "--conf", "host=127.0.0.1",
+                "--conf", "http.port=" + httpPort, "--conf", "flight.port=" + freePort(), "--conf", "users.0.username=ada",
+                "--conf", "users.0.password=lovelace")).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        try {
+            HttpClient http = HttpClient.newHttpClient();
+            Await.until("the served view counts the 1000 events", () -> {
+                assertThat(serve.isAlive()).as("mallard run --serve is alive").isTrue();
+                return query(http, httpPort, "SELECT coalesce(sum(events), 0) FROM city_totals") == 1_000;
+            });
+            serve.destroy();
+            assertThat(serve.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        } finally {
+            serve.destroyForcibly();
+        }
+        assertThat(serve.exitValue()).as(Files.readString(log)).isZero();
+        // The state file is the served database, its offsets where mallard run keeps them.
+        try (Connection connection = DriverManager.getConnection("jdbc:duckdb:" + dir.resolve("events-state.duckdb"));
+                ResultSet rows = connection.createStatement().executeQuery("SELECT (SELECT sum(next_offset) FROM sqlflow_offsets), (SELECT count(*) FROM events)")) {
+            rows.next();
+            assertThat(rows.getLong(1)).isEqualTo(1_000);
+            assertThat(rows.getLong(2)).isEqualTo(1_000);
+        }
     }
 
     private Path pipeline(String topic, int batchSize) throws IOException {

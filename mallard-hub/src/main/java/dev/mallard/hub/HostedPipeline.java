@@ -65,27 +65,34 @@ final class HostedPipeline {
     }
 
     /** Starts it unless it runs; a pipeline still stopping is let finish first, within its drain deadline. */
-    synchronized void start() {
-        if (state == PipelineState.STARTING || state == PipelineState.RUNNING) {
-            return;
-        }
-        if (thread != null) {
-            awaitEnd(drainDeadlineSeconds());
-            if (thread != null && thread.isAlive()) {
+    void start() {
+        Thread stopping;
+        synchronized (this) {
+            if (state == PipelineState.STARTING || state == PipelineState.RUNNING) {
                 return;
             }
+            stopping = thread;
         }
-        if (ended != null) {
-            ended.close();
-            ended = null;
+        // Outside the lock: the ending thread takes it to record how it ended.
+        if (stopping != null) {
+            awaitEnd(drainDeadlineSeconds());
         }
-        PipelineRunner next = new PipelineRunner(config, environment, new PipelineRunner.Options(0, console, Optional.empty(), Optional.of(host)));
-        runner = next;
-        state = PipelineState.STARTING;
-        lastError = Optional.empty();
-        thread = Thread.ofPlatform().name("pipeline-" + name()).unstarted(() -> run(next));
-        thread.start();
-        LOG.info("hosted pipeline starting name={} source={}", name(), source);
+        synchronized (this) {
+            if (state == PipelineState.STARTING || state == PipelineState.RUNNING || thread != null) {
+                return;
+            }
+            if (ended != null) {
+                ended.close();
+                ended = null;
+            }
+            PipelineRunner next = new PipelineRunner(config, environment, new PipelineRunner.Options(0, console, Optional.empty(), Optional.of(host)));
+            runner = next;
+            state = PipelineState.STARTING;
+            lastError = Optional.empty();
+            thread = Thread.ofPlatform().name("pipeline-" + name()).unstarted(() -> run(next));
+            thread.start();
+            LOG.info("hosted pipeline starting name={} source={}", name(), source);
+        }
     }
 
     /** Asks it to stop: the batch it gathers is written and committed, then its thread ends. */

@@ -71,7 +71,11 @@ class HubIT {
             }
             // The offsets are the server's too, in the pipeline's own schema.
             assertThat(client.httpNumber("SELECT sum(next_offset) FROM mallard_pipeline_events.sqlflow_offsets")).isEqualTo(published);
-            JsonNode status = HubClient.json(client.get("/v1/pipelines/events", client.login()));
+            String token = client.login();
+            int all = published;
+            // The runner counts a batch's messages just after its commit.
+            Await.until("the pipeline counts every message", () -> HubClient.json(client.get("/v1/pipelines/events", token)).path("messages").asLong() == all);
+            JsonNode status = HubClient.json(client.get("/v1/pipelines/events", token));
             assertThat(status.path("state").asText()).isEqualTo("RUNNING");
             assertThat(status.path("messages").asLong()).isEqualTo(published);
             assertThat(status.path("source").asText()).isEqualTo("kafka:" + topic);
@@ -109,7 +113,15 @@ class HubIT {
             assertThat(start.statusCode()).isEqualTo(200);
             Await.until("the restarted pipeline reads the rest", () -> client.httpNumber(VIEW_EVENTS) == 150);
             assertThat(client.httpNumber("SELECT count(DISTINCT n) FROM events")).isEqualTo(150);
-            assertThat(HubClient.json(client.get("/v1/pipelines/events", token)).path("messages").asLong()).isEqualTo(150);
+            Await.until("the pipeline counts 150 messages across its two runs",
+                    () -> HubClient.json(client.get("/v1/pipelines/events", token)).path("messages").asLong() == 150);
+
+            // A start right after a stop waits for the stopping run to commit, then starts again.
+            assertThat(client.post("/v1/pipelines/events/stop", token).statusCode()).isEqualTo(200);
+            assertThat(client.post("/v1/pipelines/events/start", token).statusCode()).isEqualTo(200);
+            publish(topic, cityEvents(10, 150));
+            Await.until("the pipeline started again at once reads on", () -> client.httpNumber(VIEW_EVENTS) == 160);
+            assertThat(HubClient.json(client.get("/v1/pipelines/events", token)).path("state").asText()).isIn("STARTING", "RUNNING");
 
             HttpResponse<String> missing = client.get("/v1/pipelines/nope", token);
             assertThat(missing.statusCode()).isEqualTo(404);
