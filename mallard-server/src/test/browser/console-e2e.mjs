@@ -170,7 +170,7 @@ async function pipelinesScenario() {
   await admin.waitForFunction((selector) => {
     const article = document.querySelector(selector);
     const lag = article?.querySelector('figure[data-series="lag"]');
-    return lag && Number(lag.dataset.samples) >= 4 && lag.querySelector('path') !== null
+    return lag && Number(lag.dataset.samples) >= 3 && lag.querySelector('path') !== null
       && Number(article.dataset.distinctLags) >= 2 && Number(article.dataset.distinctMessages) >= 3;
   }, card, { timeout: 120_000 });
   await admin.screenshot({ path: join(shots, '12-pipeline-lag-moves.png'), fullPage: true });

@@ -4,7 +4,7 @@ import { chart, sparkline } from './charts.js';
 import { formatValue, numberOf } from './format.js';
 
 const PAGE_ROWS = 50;
-const POLL_MS = 2000;
+const POLL_MS = 1000;
 const HISTORY_MS = 5 * 60 * 1000;
 const $ = (id) => document.getElementById(id);
 

@@ -19,7 +19,7 @@ class HtmlReportTest {
     void theHandlersBenchmarkWithHtmlWritesAWellFormedPageWithItsFiguresAndCharts() throws Exception {
         Path page = root.resolve("reports").resolve("handlers.html");
         StringWriter printed = new StringWriter();
-        int exit = BenchMain.execute(new String[] {"handlers", "--messages", "20000", "--batch-size", "5000", "--skip-invoke", "--html",
+        int exit = BenchMain.execute(new String[] {"handlers", "--messages", "5000", "--batch-size", "1000", "--skip-invoke", "--html",
                 page.toString()}, new PrintWriter(printed, true));
         assertThat(exit).as(printed.toString()).isZero();
         assertThat(printed.toString()).contains("\"structured_msgs_per_s\"", "wrote " + page);
