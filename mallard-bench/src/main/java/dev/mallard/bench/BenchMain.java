@@ -3,9 +3,14 @@ package dev.mallard.bench;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
-/** {@code ./mallard bench ...}: Mallard's benchmarks. Each prints a table, or one JSON object with --json. */
+/**
+ * {@code ./mallard bench ...}: Mallard's benchmarks. Each prints a table, or one JSON object with --json; with
+ * {@code --html FILE} anywhere among the arguments the benchmark runs with --json and its figures are also written
+ * to FILE as a page with charts ({@link HtmlReport}).
+ */
 @Command(name = "mallard bench", mixinStandardHelpOptions = true,
-        description = "Benchmarks; record results in docs/benchmarks.md with the command and the machine.",
+        description = {"Benchmarks; record results in docs/benchmarks.md with the command and the machine.",
+            "Add --html FILE to any benchmark to also write its figures as a single-file page with charts (it then prints JSON)."},
         subcommands = {HandlerBench.class, PipelineBench.class, ViewsBench.class, ServerBench.class, PostgresSinkBench.class, HubBench.class})
 public final class BenchMain implements Runnable {
     @CommandLine.Spec
@@ -14,7 +19,46 @@ public final class BenchMain implements Runnable {
     public static void main(String[] args) {
         // The launcher passes "bench" as the first argument.
         String[] rest = args.length > 0 && args[0].equals("bench") ? java.util.Arrays.copyOfRange(args, 1, args.length) : args;
-        System.exit(new CommandLine(new BenchMain()).execute(rest));
+        System.exit(execute(rest, new java.io.PrintWriter(System.out, true)));
+    }
+
+    /** Runs a benchmark, writing what it prints to {@code out}; {@code --html FILE} also writes the report page. */
+    static int execute(String[] args, java.io.PrintWriter out) {
+        java.util.List<String> rest = new java.util.ArrayList<>();
+        java.util.Optional<java.nio.file.Path> html = java.util.Optional.empty();
+        for (int i = 0; i < args.length; i++) {
+            if (args[i].equals("--html") && i + 1 < args.length) {
+                html = java.util.Optional.of(java.nio.file.Path.of(args[++i]));
+            } else if (args[i].startsWith("--html=")) {
+                html = java.util.Optional.of(java.nio.file.Path.of(args[i].substring("--html=".length())));
+            } else {
+                rest.add(args[i]);
+            }
+        }
+        CommandLine command = new CommandLine(new BenchMain());
+        if (html.isEmpty()) {
+            command.setOut(out);
+            return command.execute(rest.toArray(String[]::new));
+        }
+        if (!rest.contains("--json")) {
+            rest.add("--json");
+        }
+        java.io.StringWriter figures = new java.io.StringWriter();
+        command.setOut(new java.io.PrintWriter(figures, true));
+        int exit = command.execute(rest.toArray(String[]::new));
+        out.print(figures);
+        out.flush();
+        if (exit == 0) {
+            String benchmark = rest.stream().filter(arg -> !arg.startsWith("-")).findFirst().orElse("bench");
+            try {
+                new HtmlReport(benchmark, "./mallard bench " + String.join(" ", args), HtmlReport.parse(figures.toString())).write(html.get());
+                out.println("wrote " + html.get());
+            } catch (java.io.IOException e) {
+                command.getErr().println("cannot write " + html.get() + ": " + e.getMessage());
+                return 1;
+            }
+        }
+        return exit;
     }
 
     @Override

@@ -123,6 +123,7 @@ public final class HttpApi implements AutoCloseable {
                 .get("/v1/cancel", this::cancel)
                 .post("/v1/cancel", this::cancel);
         hosted.routes(routes);
+        dev.mallard.server.console.ConsoleRoutes.register(routes, tokens, policy.mode());
     }
 
     public int port() {
