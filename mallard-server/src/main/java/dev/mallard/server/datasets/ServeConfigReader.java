@@ -68,11 +68,18 @@ public final class ServeConfigReader {
     public List<ConfigProblem> problems(Path file) {
         ConfigLoader.Loaded loaded = loader.load(file);
         List<ConfigProblem> problems = new ArrayList<>(loaded.errors());
-        if (loaded.sound()) {
-            ServeConfig config = bind(file.toString(), loaded.yaml(), problems);
-            if (problems.isEmpty()) {
-                problems.addAll(StatementParameters.check(file.toString(), config));
+        if (loaded.yaml() != null) {
+            // The rules past the schema are checked even when the schema found faults, so one pass reports them all.
+            List<ConfigProblem> rules = new ArrayList<>();
+            try {
+                ServeConfig config = bind(file.toString(), loaded.yaml(), rules);
+                if (loaded.sound() && rules.isEmpty()) {
+                    rules.addAll(StatementParameters.check(file.toString(), config));
+                }
+            } catch (RuntimeException e) {
+                // A document the schema refused may not bind; its schema faults are already reported.
             }
+            rules.stream().filter(rule -> !problems.contains(rule)).forEach(problems::add);
         }
         return problems;
     }
