@@ -51,7 +51,29 @@ public final class MallardServer implements AutoCloseable {
 
     private final ServerMetrics metrics;
 
-    private MallardServer(Engine engine, SessionRegistry sessions, FlightSqlEndpoint flight, HttpApi http, UserDirectory users, ServerMetrics metrics) {
+    /** The datasets of the {@code serve:} block and the named queries, when configured (docs/datasets.md). */
+    private record NamedData(Optional<dev.mallard.server.datasets.ServedDatasets> datasets,
+            Optional<dev.mallard.server.namedquery.NamedQueries> namedQueries) implements AutoCloseable {
+        void routes(io.helidon.webserver.http.HttpRouting.Builder routes) {
+            datasets.ifPresent(served -> served.routes(routes));
+            namedQueries.ifPresent(named -> named.routes(routes));
+        }
+
+        @Override
+        public void close() {
+            try {
+                datasets.ifPresent(dev.mallard.server.datasets.ServedDatasets::close);
+            } finally {
+                namedQueries.ifPresent(dev.mallard.server.namedquery.NamedQueries::close);
+            }
+        }
+    }
+
+    private final NamedData namedData;
+
+    private MallardServer(Engine engine, SessionRegistry sessions, FlightSqlEndpoint flight, HttpApi http, UserDirectory users, ServerMetrics metrics,
+            NamedData namedData) {
+        this.namedData = namedData;
         this.users = users;
         this.metrics = metrics;
         this.engine = engine;
@@ -76,6 +98,7 @@ public final class MallardServer implements AutoCloseable {
         SessionRegistry sessions = null;
         FlightSqlEndpoint flight = null;
         ServerMetrics metrics = null;
+        NamedData namedData = null;
         try {
             config.startupScript().ifPresent(script -> runStartupScript(engine, script));
             config.startupSql().ifPresent(sql -> runStartupSql(engine, sql, "startup_script_provider"));
@@ -94,13 +117,21 @@ public final class MallardServer implements AutoCloseable {
             MallardFlightSqlProducer producer = new MallardFlightSqlProducer(sessions, policy, engine.allocator(), version(),
                     config.fetchSize(), config.queryTimeoutSeconds(), audit);
             flight = FlightSqlEndpoint.start(config.host(), config.flightPort(), config.tls(), producer, users, tokens, sessions, engine.allocator());
+            Optional<dev.mallard.server.datasets.ServedDatasets> datasets = config.namedData().serve().map(serve ->
+                    dev.mallard.server.datasets.ServedDatasets.inServer(serve, engine::newSession, tokens, open, policy));
+            Optional<dev.mallard.server.namedquery.NamedQueries> namedQueries = config.namedData().namedQueryTable().map(table ->
+                    new dev.mallard.server.namedquery.NamedQueries(table, engine::newSession, tokens, open, policy, config.fetchSize(), config.queryTimeoutSeconds()));
+            namedData = new NamedData(datasets, namedQueries);
             HttpApi http = HttpApi.start(config.host(), config.httpPort(), users, tokens, sessions, policy, config.fetchSize(),
                     config.queryTimeoutSeconds(), config.httpMaxBodyBytes(), httpsContext, config.allowOrigins(),
-                    ServerHealth.of(engine, Clock.systemUTC()), metrics);
+                    ServerHealth.of(engine, Clock.systemUTC()), metrics, namedData::routes);
             LOG.info("server started flight_port={} http_port={} tls={} access_mode={} file_access={} database={} users={}", flight.port(), http.port(),
                     config.tls().isPresent(), config.accessMode(), config.fileAccess().name().toLowerCase(java.util.Locale.ROOT), config.database().map(Path::toString).orElse(":memory:"), config.users().size());
-            return new MallardServer(engine, sessions, flight, http, users, metrics);
+            return new MallardServer(engine, sessions, flight, http, users, metrics, namedData);
         } catch (RuntimeException e) {
+            if (namedData != null) {
+                namedData.close();
+            }
             users.close();
             if (flight != null) {
                 flight.close();
@@ -171,7 +202,7 @@ public final class MallardServer implements AutoCloseable {
 
     @Override
     public void close() {
-        try (engine; metrics; sessions; users; flight; http) {
+        try (engine; metrics; sessions; users; namedData; flight; http) {
             LOG.info("server stopping");
         }
     }

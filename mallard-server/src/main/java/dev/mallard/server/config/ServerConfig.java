@@ -17,6 +17,7 @@ import java.util.Optional;
  * @param tokenAlgorithm how tokens are signed ({@code jwt_token.algorithm}), and so how {@code secret_key} is read
  * @param allowOrigins the origins a browser may call the HTTP API from ({@code http.allow-origin}); empty for none
  * @param startupSql startup SQL given inline (DazzleDuck's {@code startup_script_provider}), run after {@code startup_script}
+ * @param namedData the {@code serve:} block's datasets and the {@code named_query_table} (docs/datasets.md)
  */
 public record ServerConfig(
         Path warehouse,
@@ -39,7 +40,8 @@ public record ServerConfig(
         LoginLimits loginLimits,
         dev.mallard.server.auth.TokenAlgorithm tokenAlgorithm,
         List<String> allowOrigins,
-        Optional<String> startupSql) {
+        Optional<String> startupSql,
+        dev.mallard.server.datasets.NamedDataConfig namedData) {
     public static final String DEFAULT_WAREHOUSE = "warehouse";
     public static final String DEFAULT_HOST = "0.0.0.0";
     public static final int DEFAULT_HTTP_PORT = 8081;
@@ -56,7 +58,8 @@ public record ServerConfig(
             SessionLimits sessionLimits, int fetchSize, int queryTimeoutSeconds, Optional<Path> startupScript, boolean streamResults) {
         this(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey, tokenExpiryMinutes,
                 sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, dev.mallard.server.sql.FileAccess.DEFAULT,
-                LoginLimits.DEFAULT, dev.mallard.server.auth.TokenAlgorithm.DEFAULT, List.of(), Optional.empty());
+                LoginLimits.DEFAULT, dev.mallard.server.auth.TokenAlgorithm.DEFAULT, List.of(), Optional.empty(),
+                dev.mallard.server.datasets.NamedDataConfig.NONE);
     }
 
     /** A configuration with the default {@code stream_results}. */
@@ -95,41 +98,58 @@ public record ServerConfig(
         }
     }
 
+    /** A configuration without named data ({@code serve:}, {@code named_query_table}). */
+    public ServerConfig(Path warehouse, Optional<Path> database, String host, int httpPort, long httpMaxBodyBytes, int flightPort,
+            Optional<TlsFiles> tls, List<UserAccount> users, AccessMode accessMode, Optional<String> secretKey, int tokenExpiryMinutes,
+            SessionLimits sessionLimits, int fetchSize, int queryTimeoutSeconds, Optional<Path> startupScript, boolean streamResults,
+            dev.mallard.server.sql.FileAccess fileAccess, LoginLimits loginLimits, dev.mallard.server.auth.TokenAlgorithm tokenAlgorithm,
+            List<String> allowOrigins, Optional<String> startupSql) {
+        this(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey, tokenExpiryMinutes,
+                sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins,
+                startupSql, dev.mallard.server.datasets.NamedDataConfig.NONE);
+    }
+
+    /** This configuration with other named data. */
+    public ServerConfig withNamedData(dev.mallard.server.datasets.NamedDataConfig namedData) {
+        return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, namedData);
+    }
+
     /** The same configuration with other file access, login limits and token algorithm. */
     public ServerConfig withSecurity(dev.mallard.server.sql.FileAccess fileAccess, LoginLimits loginLimits,
             dev.mallard.server.auth.TokenAlgorithm tokenAlgorithm) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql);
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, namedData);
     }
 
     /** The same configuration with another signing secret. */
     public ServerConfig withSecretKey(Optional<String> secretKey) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql);
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, namedData);
     }
 
     /** This configuration with other {@code http.allow-origin} origins. */
     public ServerConfig withAllowOrigins(List<String> allowOrigins) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql);
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, namedData);
     }
 
     /** This configuration with another access mode. */
     public ServerConfig withAccessMode(AccessMode accessMode) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql);
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, namedData);
     }
 
     /** This configuration with another {@code query_timeout_seconds}. */
     public ServerConfig withQueryTimeoutSeconds(int queryTimeoutSeconds) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql);
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, namedData);
     }
 
     /** This configuration with startup SQL given inline (DazzleDuck's {@code startup_script_provider}), run after {@code startup_script}. */
     public ServerConfig withStartupSql(Optional<String> startupSql) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql);
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, namedData);
     }
 
     public ServerConfig {
@@ -147,6 +167,7 @@ public record ServerConfig(
         requireNonNull(tokenAlgorithm, "tokenAlgorithm is null");
         allowOrigins = List.copyOf(allowOrigins);
         requireNonNull(startupSql, "startupSql is null");
+        requireNonNull(namedData, "namedData is null");
         if (httpMaxBodyBytes <= 0 || tokenExpiryMinutes <= 0 || fetchSize <= 0 || queryTimeoutSeconds < 0) {
             throw new IllegalArgumentException("tokenExpiryMinutes and fetchSize must be positive, queryTimeoutSeconds not negative");
         }

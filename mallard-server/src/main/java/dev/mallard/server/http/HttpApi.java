@@ -95,9 +95,20 @@ public final class HttpApi implements AutoCloseable {
     public static HttpApi start(String host, int port, UserDirectory users, TokenService tokens, SessionRegistry sessions, AccessPolicy policy,
             int defaultFetchSize, int maxTimeoutSeconds, long maxBodyBytes, Optional<javax.net.ssl.SSLContext> tls, List<String> allowOrigins,
             ServerHealth health, ServerMetrics metrics) {
+        return start(host, port, users, tokens, sessions, policy, defaultFetchSize, maxTimeoutSeconds, maxBodyBytes, tls, allowOrigins, health,
+                metrics, routes -> { });
+    }
+
+    /** @param namedData adds the routes of named datasets and named queries ({@code /v1/datasets}, {@code /v1/named-query}) */
+    public static HttpApi start(String host, int port, UserDirectory users, TokenService tokens, SessionRegistry sessions, AccessPolicy policy,
+            int defaultFetchSize, int maxTimeoutSeconds, long maxBodyBytes, Optional<javax.net.ssl.SSLContext> tls, List<String> allowOrigins,
+            ServerHealth health, ServerMetrics metrics, java.util.function.Consumer<HttpRouting.Builder> namedData) {
         HttpApi api = new HttpApi(users, tokens, sessions, policy, defaultFetchSize, maxTimeoutSeconds, maxBodyBytes, new CorsPolicy(allowOrigins),
                 health, metrics);
-        api.endpoints = HttpEndpoints.start(host, port, tls, api::routes);
+        api.endpoints = HttpEndpoints.start(host, port, tls, routes -> {
+            api.routes(routes);
+            namedData.accept(routes);
+        });
         return api;
     }
 
