@@ -92,15 +92,18 @@ final class DatasetCache {
             }
         }
         fills.execute(() -> {
+            Rows rows;
             try {
-                Rows rows = query.get();
+                rows = query.get();
                 store(key, rows, rows.startedNanos() + ttl.toNanos());
-                mine.complete(rows);
             } catch (Throwable failure) {
-                mine.completeExceptionally(failure);
-            } finally {
                 filling.remove(key, mine);
+                mine.completeExceptionally(failure);
+                return;
             }
+            // Out of the fills before its callers hear: a request after this one finds the stored entry, or a new fill.
+            filling.remove(key, mine);
+            mine.complete(rows);
         });
         return new Answer(await(mine), Outcome.MISS);
     }
