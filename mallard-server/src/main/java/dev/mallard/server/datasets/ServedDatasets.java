@@ -67,6 +67,7 @@ public final class ServedDatasets implements AutoCloseable {
     private static final JsonFactory JSON = new JsonFactory();
     private static final int CONNECTIONS = 4;
     private static final int CONVERTED_MAX = 1_024;
+    private static final byte[] ROWS_FIELD = ",\"rows\":".getBytes(StandardCharsets.UTF_8);
 
     /** Who a request comes from: refuses a request without valid credentials. */
     @FunctionalInterface
@@ -402,7 +403,7 @@ public final class ServedDatasets implements AutoCloseable {
     private byte[] body(DatasetQuery resolved, DatasetCache.Rows rows, Optional<DatasetCache.Outcome> cached) {
         ByteArrayOutputStream out = new ByteArrayOutputStream(rows.json().length + 256);
         try {
-            try (JsonGenerator json = JSON.createGenerator(out)) {
+            try (JsonGenerator json = JSON.createGenerator(out).disable(JsonGenerator.Feature.AUTO_CLOSE_JSON_CONTENT)) {
                 json.writeStartObject();
                 json.writeStringField("dataset", resolved.dataset().name());
                 if (resolved.grain().isPresent()) {
@@ -423,18 +424,23 @@ public final class ServedDatasets implements AutoCloseable {
                     json.writeStringField("cache", cached.get().label());
                     json.writeNumberField("age_ms", Math.max(0, (System.nanoTime() - rows.startedNanos()) / 1_000_000));
                 }
-                json.writeFieldName("rows");
-                json.writeRawValue(new String(rows.json(), StandardCharsets.UTF_8));
-                json.writeEndObject();
+                json.flush();
             }
+            // The rows are JSON already (cached so); they follow as bytes, not parsed and written again.
+            out.write(ROWS_FIELD);
+            out.write(rows.json());
+            out.write('}');
         } catch (IOException e) {
             throw new MallardException(ErrorCode.SYSTEM_INTERNAL, "cannot write a dataset answer: " + e.getMessage(), e);
         }
         return out.toByteArray();
     }
 
+    private final Map<List<String>, Counter> counters = new ConcurrentHashMap<>();
+
     private Counter counter(String name, String description, String dataset, String tag, String value) {
-        return Counter.builder(name).description(description).tags("dataset", dataset, tag, value).register(metrics.meters());
+        return counters.computeIfAbsent(List.of(name, dataset, value), ignored ->
+                Counter.builder(name).description(description).tags("dataset", dataset, tag, value).register(metrics.meters()));
     }
 
     private static void send(ServerResponse response, Status status, byte[] body) {
