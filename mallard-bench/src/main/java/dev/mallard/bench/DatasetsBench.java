@@ -134,6 +134,10 @@ final class DatasetsBench implements Callable<Integer> {
     /** Clients request {@code path} for the warm-up, then the measured window; each answer must carry {@code cache} when given. */
     private Window run(int port, String path, String expectedCache) throws Exception {
         URI uri = URI.create("http://127.0.0.1:" + port + path);
+        // One request first, so a cached answer is stored before any client counts.
+        try (HttpClient prime = HttpClient.newHttpClient()) {
+            prime.send(HttpRequest.newBuilder(uri).GET().build(), HttpResponse.BodyHandlers.discarding());
+        }
         AtomicBoolean measuring = new AtomicBoolean();
         AtomicBoolean stop = new AtomicBoolean();
         long[] counts = new long[clients];
