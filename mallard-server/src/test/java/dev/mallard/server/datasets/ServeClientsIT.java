@@ -24,12 +24,12 @@ class ServeClientsIT {
                 serve:
                   port: 0
                   clients:
-                    - {client_id: dashboard, token: "{{ DASHBOARD_TOKEN }}"}
+                    - {client_id: dashboard, token: "{{ MALLARD_DASHBOARD_TOKEN }}"}
                   datasets:
                     - name: one
                       sql: SELECT 1 AS one
                 """);
-        ServeConfig config = new ServeConfigReader(ConfigEnvironment.from(Map.of("DASHBOARD_TOKEN", "dashboard-secret-token"))).read(file);
+        ServeConfig config = new ServeConfigReader(ConfigEnvironment.from(Map.of("MALLARD_DASHBOARD_TOKEN", "dashboard-secret-token"))).read(file);
         assertThat(config.serve().clients().getFirst().toString()).doesNotContain("dashboard-secret-token");
         try (DatasetServer server = DatasetServer.start(config, dir)) {
             URI uri = URI.create("http://127.0.0.1:" + server.port() + "/v1/datasets/one");
