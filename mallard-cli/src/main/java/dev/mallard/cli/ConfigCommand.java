@@ -3,7 +3,6 @@ package dev.mallard.cli;
 import dev.mallard.core.config.ConfigEnvironment;
 import dev.mallard.core.config.ConfigExample;
 import dev.mallard.flow.config.PipelineConfigReader;
-import dev.mallard.flow.validate.PipelineValidator;
 import dev.mallard.flow.validate.ValidationReport;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
@@ -30,7 +29,7 @@ final class ConfigCommand implements Runnable {
 
         @Override
         public Integer call() {
-            ValidationReport report = new PipelineValidator(ConfigEnvironment.fromSystem()).validate(config.path("config validate"));
+            ValidationReport report = ConfigValidation.validate(config.path("config validate"), ConfigEnvironment.fromSystem());
             java.io.PrintWriter target = report.sound() ? spec.commandLine().getOut() : spec.commandLine().getErr();
             target.print(report.toText());
             target.flush();
@@ -43,9 +42,13 @@ final class ConfigCommand implements Runnable {
         @CommandLine.Spec
         CommandLine.Model.CommandSpec spec;
 
+        @CommandLine.Option(names = "--serve", description = "The skeleton of a serve configuration (docs/datasets.md) instead.")
+        boolean serve;
+
         @Override
         public Integer call() {
-            spec.commandLine().getOut().print(new ConfigExample(PipelineConfigReader.schema()).render());
+            spec.commandLine().getOut().print(new ConfigExample(serve ? dev.mallard.server.datasets.ServeConfigReader.schema()
+                    : PipelineConfigReader.schema()).render());
             spec.commandLine().getOut().flush();
             return 0;
         }

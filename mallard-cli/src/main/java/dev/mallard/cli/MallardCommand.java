@@ -12,6 +12,7 @@ import picocli.CommandLine.Command;
             DemoCommand.class,
             RunCommand.class,
             ServerCommand.class,
+            ServeCommand.class,
             TailCommand.class,
             SqlCommand.class,
             DevCommand.class,

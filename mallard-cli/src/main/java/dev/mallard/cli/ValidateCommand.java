@@ -1,7 +1,6 @@
 package dev.mallard.cli;
 
 import dev.mallard.core.config.ConfigEnvironment;
-import dev.mallard.flow.validate.PipelineValidator;
 import dev.mallard.flow.validate.ValidationReport;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
@@ -9,7 +8,8 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 @Command(name = "validate", description = {
-    "Check a pipeline configuration without reaching any broker or sink, reporting every fault in one pass.",
+    "Check a pipeline or serve configuration without reaching any broker or sink, reporting every fault in one pass.",
+    "A file with a serve block and no pipeline is checked as a serve configuration (docs/datasets.md).",
     "Renders the template, checks the schema and rules, and checks the SQL against an empty in-memory DuckDB.",
     "Exit 0 when sound, 10 when the configuration has a fault to fix."})
 final class ValidateCommand implements Callable<Integer> {
@@ -24,7 +24,7 @@ final class ValidateCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        ValidationReport report = new PipelineValidator(ConfigEnvironment.fromSystem()).validate(config.path("validate"));
+        ValidationReport report = ConfigValidation.validate(config.path("validate"), ConfigEnvironment.fromSystem());
         if (json) {
             spec.commandLine().getOut().print(report.toJson());
         } else {

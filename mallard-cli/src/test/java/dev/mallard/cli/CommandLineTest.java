@@ -92,7 +92,7 @@ class CommandLineTest {
     @Test
     void aMistypedCommandIsAnsweredWithTheCommandItWasProbablyMeantToBe() {
         assertThat(mallard("rnu").err()).contains("did you mean 'mallard run'?");
-        assertThat(mallard("serve", "--conf", "x=1").err()).contains("did you mean 'mallard server'?");
+        assertThat(mallard("serverr", "--conf", "x=1").err()).contains("did you mean 'mallard server'?");
         Result nested = mallard("dev", "invok", "a.yml", "b.jsonl");
         assertThat(nested.exit()).isEqualTo(2);
         assertThat(nested.err()).contains("unknown command 'invok' for 'mallard dev'; did you mean 'mallard dev invoke'?");

@@ -99,12 +99,12 @@ class ServerCommandIT {
     @Test
     void aDazzleDuckKeyOfAFeatureNotServedYetStopsTheStartNamingIt() throws Exception {
         List<String> command = MallardJar.command("server", "--conf", "dazzleduck_server.users=[{username=ada,password=pw}]",
-                "--conf", "dazzleduck_server.warehouse=\"" + dir.resolve("wh") + "\"", "--conf", "dazzleduck_server.named_query_table=hub");
+                "--conf", "dazzleduck_server.warehouse=\"" + dir.resolve("wh") + "\"", "--conf", "dazzleduck_server.login_url=\"http://127.0.0.1:1/login\"");
         Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
         String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
         assertThat(process.exitValue()).isEqualTo(10);
-        assertThat(output).contains("dazzleduck_server.named_query_table").contains("not supported yet");
+        assertThat(output).contains("dazzleduck_server.login_url").contains("not supported yet");
     }
 
     @Test

@@ -54,9 +54,30 @@ public final class MallardServer implements AutoCloseable {
     private final ServerMetrics metrics;
     private final Hosted hosted;
 
+    /** The datasets of the {@code serve:} block and the named queries, when configured (docs/datasets.md). */
+    private record NamedData(Optional<dev.mallard.server.datasets.ServedDatasets> datasets,
+            Optional<dev.mallard.server.namedquery.NamedQueries> namedQueries) implements AutoCloseable {
+        void routes(io.helidon.webserver.http.HttpRouting.Builder routes) {
+            datasets.ifPresent(served -> served.routes(routes));
+            namedQueries.ifPresent(named -> named.routes(routes));
+        }
+
+        @Override
+        public void close() {
+            try {
+                datasets.ifPresent(dev.mallard.server.datasets.ServedDatasets::close);
+            } finally {
+                namedQueries.ifPresent(dev.mallard.server.namedquery.NamedQueries::close);
+            }
+        }
+    }
+
+    private final NamedData namedData;
+
     private MallardServer(Engine engine, SessionRegistry sessions, FlightSqlEndpoint flight, HttpApi http, UserDirectory users, ServerMetrics metrics,
-            Hosted hosted) {
+            Hosted hosted, NamedData namedData) {
         this.hosted = hosted;
+        this.namedData = namedData;
         this.users = users;
         this.metrics = metrics;
         this.engine = engine;
@@ -92,6 +113,7 @@ public final class MallardServer implements AutoCloseable {
         FlightSqlEndpoint flight = null;
         ServerMetrics metrics = null;
         Hosted hosted = null;
+        NamedData namedData = null;
         try {
             config.startupScript().ifPresent(script -> runStartupScript(engine, script));
             config.startupSql().ifPresent(sql -> runStartupSql(engine, sql, "startup_script_provider"));
@@ -112,13 +134,21 @@ public final class MallardServer implements AutoCloseable {
             MallardFlightSqlProducer producer = new MallardFlightSqlProducer(sessions, policy, engine.allocator(), version(),
                     config.fetchSize(), config.queryTimeoutSeconds(), audit);
             flight = FlightSqlEndpoint.start(config.host(), config.flightPort(), config.tls(), producer, users, tokens, sessions, engine.allocator());
+            Optional<dev.mallard.server.datasets.ServedDatasets> datasets = config.namedData().serve().map(serve ->
+                    dev.mallard.server.datasets.ServedDatasets.inServer(serve, engine::newSession, tokens, open, policy));
+            Optional<dev.mallard.server.namedquery.NamedQueries> namedQueries = config.namedData().namedQueryTable().map(table ->
+                    new dev.mallard.server.namedquery.NamedQueries(table, engine::newSession, tokens, open, policy, config.fetchSize(), config.queryTimeoutSeconds()));
+            namedData = new NamedData(datasets, namedQueries);
             HttpApi http = HttpApi.start(config.host(), config.httpPort(), users, tokens, sessions, policy, config.fetchSize(),
                     config.queryTimeoutSeconds(), config.httpMaxBodyBytes(), httpsContext, config.allowOrigins(),
-                    ServerHealth.of(engine, Clock.systemUTC(), hosted), metrics, hosted);
+                    ServerHealth.of(engine, Clock.systemUTC(), hosted), metrics, hosted, namedData::routes);
             LOG.info("server started flight_port={} http_port={} tls={} access_mode={} file_access={} database={} users={}", flight.port(), http.port(),
                     config.tls().isPresent(), config.accessMode(), config.fileAccess().name().toLowerCase(java.util.Locale.ROOT), config.database().map(Path::toString).orElse(":memory:"), config.users().size());
-            return new MallardServer(engine, sessions, flight, http, users, metrics, hosted);
+            return new MallardServer(engine, sessions, flight, http, users, metrics, hosted, namedData);
         } catch (RuntimeException e) {
+            if (namedData != null) {
+                namedData.close();
+            }
             if (hosted != null) {
                 hosted.close();
             }
@@ -193,7 +223,7 @@ public final class MallardServer implements AutoCloseable {
     @Override
     public void close() {
         // The hosted work drains first, while the listeners still answer; then they stop, then the sessions and the database.
-        try (engine; metrics; sessions; users; flight; http; hosted) {
+        try (engine; metrics; sessions; users; namedData; flight; http; hosted) {
             LOG.info("server stopping");
         }
     }

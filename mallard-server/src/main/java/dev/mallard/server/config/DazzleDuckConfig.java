@@ -38,7 +38,7 @@ final class DazzleDuckConfig {
     static final String ROOT = "dazzleduck_server";
 
     /** Keys of features other parts of Mallard will serve (the named-query hub, ingestion, delegated login). */
-    private static final Set<String> NOT_YET = Set.of("named_query_table", "ingestion", "ingestion_task_factory_provider", "login_url",
+    private static final Set<String> NOT_YET = Set.of("ingestion", "ingestion_task_factory_provider", "login_url",
             "temp_write_location", "data_processor_locations");
 
     private static final Pattern ENV = Pattern.compile("\\$\\{([A-Za-z_][A-Za-z0-9_]*)}");
@@ -157,6 +157,7 @@ final class DazzleDuckConfig {
         }
         string(dd, "warehouse", done).ifPresent(warehouse -> root.put("warehouse", warehouse));
         string(dd, "access_mode", done).ifPresent(mode -> root.put("access_mode", mode));
+        string(dd, "named_query_table", done).ifPresent(table -> root.put("named_query_table", table));
         string(dd, "secret_key", done).ifPresent(secret -> root.put("secret_key", secret));
         // DazzleDuck signs HS512 with a base64 secret_key: so a token minted by either server works on the other.
         root.putObject("jwt_token").put("algorithm", "HS512");
@@ -285,7 +286,8 @@ final class DazzleDuckConfig {
     }
 
     private static final Set<String> KNOWN = Set.of("flight_sql", "http", "warehouse", "access_mode", "secret_key", "users", "jwt_token",
-            "query_timeout_ms", "max_query_timeout_ms", "startup_script_provider", "server_cert", "keystore", "pipelines", "pipeline_admins");
+            "query_timeout_ms", "max_query_timeout_ms", "startup_script_provider", "server_cert", "keystore", "pipelines", "pipeline_admins",
+            "named_query_table");
     private static final Set<String> KNOWN_FLIGHT = Set.of("host", "port", "use_encryption");
     private static final Set<String> KNOWN_HTTP = Set.of("host", "port", "allow-origin", "authentication", "tls");
 

@@ -17,6 +17,7 @@ import java.util.Optional;
  * @param tokenAlgorithm how tokens are signed ({@code jwt_token.algorithm}), and so how {@code secret_key} is read
  * @param allowOrigins the origins a browser may call the HTTP API from ({@code http.allow-origin}); empty for none
  * @param startupSql startup SQL given inline (DazzleDuck's {@code startup_script_provider}), run after {@code startup_script}
+ * @param namedData the {@code serve:} block's datasets and the {@code named_query_table} (docs/datasets.md)
  */
 public record ServerConfig(
         Path warehouse,
@@ -40,7 +41,8 @@ public record ServerConfig(
         dev.mallard.server.auth.TokenAlgorithm tokenAlgorithm,
         List<String> allowOrigins,
         Optional<String> startupSql,
-        dev.mallard.server.hosted.HostedConfig hosted) {
+        dev.mallard.server.hosted.HostedConfig hosted,
+        dev.mallard.server.datasets.NamedDataConfig namedData) {
     public static final String DEFAULT_WAREHOUSE = "warehouse";
     public static final String DEFAULT_HOST = "0.0.0.0";
     public static final int DEFAULT_HTTP_PORT = 8081;
@@ -60,7 +62,7 @@ public record ServerConfig(
                 LoginLimits.DEFAULT, dev.mallard.server.auth.TokenAlgorithm.DEFAULT, List.of(), Optional.empty());
     }
 
-    /** A configuration that hosts nothing ({@link dev.mallard.server.hosted.HostedConfig#NONE}). */
+    /** A configuration that hosts nothing ({@link dev.mallard.server.hosted.HostedConfig#NONE}) and has no named data. */
     public ServerConfig(Path warehouse, Optional<Path> database, String host, int httpPort, long httpMaxBodyBytes, int flightPort,
             Optional<TlsFiles> tls, List<UserAccount> users, AccessMode accessMode, Optional<String> secretKey, int tokenExpiryMinutes,
             SessionLimits sessionLimits, int fetchSize, int queryTimeoutSeconds, Optional<Path> startupScript, boolean streamResults,
@@ -68,13 +70,13 @@ public record ServerConfig(
             List<String> allowOrigins, Optional<String> startupSql) {
         this(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey, tokenExpiryMinutes,
                 sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins,
-                startupSql, dev.mallard.server.hosted.HostedConfig.NONE);
+                startupSql, dev.mallard.server.hosted.HostedConfig.NONE, dev.mallard.server.datasets.NamedDataConfig.NONE);
     }
 
     /** This configuration hosting {@code hosted} (the hub's {@code pipelines}). */
     public ServerConfig withHosted(dev.mallard.server.hosted.HostedConfig hosted) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, hosted);
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, hosted, namedData);
     }
 
     /** A configuration with the default {@code stream_results}. */
@@ -113,41 +115,47 @@ public record ServerConfig(
         }
     }
 
+    /** This configuration with other named data. */
+    public ServerConfig withNamedData(dev.mallard.server.datasets.NamedDataConfig namedData) {
+        return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, hosted, namedData);
+    }
+
     /** The same configuration with other file access, login limits and token algorithm. */
     public ServerConfig withSecurity(dev.mallard.server.sql.FileAccess fileAccess, LoginLimits loginLimits,
             dev.mallard.server.auth.TokenAlgorithm tokenAlgorithm) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, hosted);
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, hosted, namedData);
     }
 
     /** The same configuration with another signing secret. */
     public ServerConfig withSecretKey(Optional<String> secretKey) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, hosted);
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, hosted, namedData);
     }
 
     /** This configuration with other {@code http.allow-origin} origins. */
     public ServerConfig withAllowOrigins(List<String> allowOrigins) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, hosted);
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, hosted, namedData);
     }
 
     /** This configuration with another access mode. */
     public ServerConfig withAccessMode(AccessMode accessMode) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, hosted);
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, hosted, namedData);
     }
 
     /** This configuration with another {@code query_timeout_seconds}. */
     public ServerConfig withQueryTimeoutSeconds(int queryTimeoutSeconds) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, hosted);
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, hosted, namedData);
     }
 
     /** This configuration with startup SQL given inline (DazzleDuck's {@code startup_script_provider}), run after {@code startup_script}. */
     public ServerConfig withStartupSql(Optional<String> startupSql) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, hosted);
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, hosted, namedData);
     }
 
     public ServerConfig {
@@ -166,6 +174,7 @@ public record ServerConfig(
         allowOrigins = List.copyOf(allowOrigins);
         requireNonNull(startupSql, "startupSql is null");
         requireNonNull(hosted, "hosted is null");
+        requireNonNull(namedData, "namedData is null");
         if (httpMaxBodyBytes <= 0 || tokenExpiryMinutes <= 0 || fetchSize <= 0 || queryTimeoutSeconds < 0) {
             throw new IllegalArgumentException("tokenExpiryMinutes and fetchSize must be positive, queryTimeoutSeconds not negative");
         }

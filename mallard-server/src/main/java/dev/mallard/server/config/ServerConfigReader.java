@@ -176,7 +176,7 @@ public final class ServerConfigReader {
         if (distinct != users.size()) {
             throw new MallardException(ErrorCode.USER_CONFIG_INVALID, "users lists a username twice");
         }
-        return new ServerConfig(
+        return withNamedData(root, new ServerConfig(
                 warehouse,
                 database,
                 text(root, "host").orElse(ServerConfig.DEFAULT_HOST),
@@ -207,7 +207,11 @@ public final class ServerConfigReader {
                 text(root.path("jwt_token"), "algorithm").map(dev.mallard.server.auth.TokenAlgorithm::parse)
                         .orElse(dev.mallard.server.auth.TokenAlgorithm.DEFAULT),
                 strings(root.path("http").path("allow_origin")),
-                Optional.empty()).withHosted(dev.mallard.server.hosted.HostedConfigReader.read(root, base));
+                Optional.empty()).withHosted(dev.mallard.server.hosted.HostedConfigReader.read(root, base)));
+    }
+
+    private static ServerConfig withNamedData(JsonNode root, ServerConfig config) {
+        return config.withNamedData(dev.mallard.server.datasets.NamedDataConfig.read(root));
     }
 
     /** A list of strings; one string (as {@code --conf http.allow_origin=*} gives) is a list of one. */

@@ -98,16 +98,23 @@ public final class HttpApi implements AutoCloseable {
             int defaultFetchSize, int maxTimeoutSeconds, long maxBodyBytes, Optional<javax.net.ssl.SSLContext> tls, List<String> allowOrigins,
             ServerHealth health, ServerMetrics metrics) {
         return start(host, port, users, tokens, sessions, policy, defaultFetchSize, maxTimeoutSeconds, maxBodyBytes, tls, allowOrigins, health, metrics,
-                dev.mallard.server.hosted.Hosted.NONE);
+                dev.mallard.server.hosted.Hosted.NONE, routes -> { });
     }
 
-    /** As above, with the routes of what the server hosts ({@link dev.mallard.server.hosted.Hosted#routes}). */
+    /**
+     * As above, with the routes of what the server hosts ({@link dev.mallard.server.hosted.Hosted#routes}) and of its other
+     * features ({@code /v1/datasets}, {@code /v1/named-query}, ...), each added by {@code featureRoutes}.
+     */
     public static HttpApi start(String host, int port, UserDirectory users, TokenService tokens, SessionRegistry sessions, AccessPolicy policy,
             int defaultFetchSize, int maxTimeoutSeconds, long maxBodyBytes, Optional<javax.net.ssl.SSLContext> tls, List<String> allowOrigins,
-            ServerHealth health, ServerMetrics metrics, dev.mallard.server.hosted.Hosted hosted) {
+            ServerHealth health, ServerMetrics metrics, dev.mallard.server.hosted.Hosted hosted,
+            java.util.function.Consumer<HttpRouting.Builder> featureRoutes) {
         HttpApi api = new HttpApi(users, tokens, sessions, policy, defaultFetchSize, maxTimeoutSeconds, maxBodyBytes, new CorsPolicy(allowOrigins),
                 health, metrics, hosted);
-        api.endpoints = HttpEndpoints.start(host, port, tls, api::routes);
+        api.endpoints = HttpEndpoints.start(host, port, tls, routes -> {
+            api.routes(routes);
+            featureRoutes.accept(routes);
+        });
         return api;
     }
 

@@ -80,7 +80,7 @@ class DazzleDuckConfigTest {
 
     @Test
     void theFeaturesOfOtherIssuesAreRefusedAsNotSupportedYetByName() {
-        for (String key : List.of("named_query_table=\"hub.queries\"", "ingestion.max_delay_ms=500", "login_url=\"http://127.0.0.1:1/login\"",
+        for (String key : List.of("ingestion.max_delay_ms=500", "login_url=\"http://127.0.0.1:1/login\"",
                 "ingestion_task_factory_provider.ingestion_path=/tmp/x", "flight_sql.data_processor_locations=[]")) {
             assertThatThrownBy(() -> reader.read(Optional.empty(), List.of("dazzleduck_server.users=[{username=ada,password=pw}]",
                     "dazzleduck_server." + key)))
@@ -88,6 +88,13 @@ class DazzleDuckConfigTest {
                     .hasMessageContaining("not supported yet")
                     .satisfies(e -> assertThat(code(e)).isEqualTo(ErrorCode.USER_CONFIG_UNSUPPORTED));
         }
+    }
+
+    @Test
+    void namedQueryTableIsReadAsMallardsKeyOfTheSameName() {
+        ServerConfig config = reader.read(Optional.empty(), List.of("dazzleduck_server.users=[{username=ada,password=pw}]",
+                "dazzleduck_server.named_query_table=\"app.named_queries\""));
+        assertThat(config.namedData().namedQueryTable()).contains("app.named_queries");
     }
 
     @Test
