@@ -113,6 +113,15 @@ record ImmediateView(String view, String relation, List<Branch> branches, List<S
 
     /** Whether every trigger of this view is in {@code names} (from {@link #triggerNames}). */
     boolean triggersIn(Set<String> names) {
+        return names.containsAll(triggerNames());
+    }
+
+    /** Whether some trigger of this view is in {@code names}: it was created kept in its writers' statements. */
+    boolean anyTriggerIn(Set<String> names) {
+        return triggerNames().stream().anyMatch(names::contains);
+    }
+
+    private List<String> triggerNames() {
         List<String> wanted = new ArrayList<>();
         for (int b = 0; b < branches.size(); b++) {
             for (int m = 0; m < branches.get(b).source().occurrences().size(); m++) {
@@ -121,7 +130,7 @@ record ImmediateView(String view, String relation, List<Branch> branches, List<S
                 }
             }
         }
-        return names.containsAll(wanted);
+        return wanted;
     }
 
     private String trigger(int branch, int mention, String event) {

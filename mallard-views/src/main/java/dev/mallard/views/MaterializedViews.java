@@ -385,6 +385,7 @@ public final class MaterializedViews implements AutoCloseable {
                 if (registry.generation() != generation) {
                     reload();
                 }
+                repairImmediateTriggers();
                 attachedCapture.collect(trackedTables);
                 unexplained.putAll(unexplainedTables(repaired));
                 restored.retainAll(views.keySet());
@@ -402,6 +403,29 @@ public final class MaterializedViews implements AutoCloseable {
         restored.clear();
         lastReconcileNanos = System.nanoTime();
         return unexplained.keySet().stream().map(TableName::toString).toList();
+    }
+
+    /**
+     * Creates again the triggers of the views kept in their writers' statements that lost one (dropped behind the
+     * views' back), in the running transaction; such a view missed writes, so it is rebuilt like a restored one.
+     */
+    private void repairImmediateTriggers() {
+        Set<String> names = null;
+        for (MaintainedView view : views.values()) {
+            if (view.immediate().isEmpty()) {
+                continue;
+            }
+            if (names == null) {
+                names = ImmediateView.triggerNames(connection);
+            }
+            if (!view.immediate().get().triggersIn(names)) {
+                LOG.warn("triggers of a materialized view dropped behind the views' back; recreating them and rebuilding view={}",
+                        view.name());
+                dropImmediateTriggers(view.name());
+                view.immediate().get().create(connection);
+                restored.add(key(view.name()));
+            }
+        }
     }
 
     private boolean databasesChanged() {
@@ -1233,8 +1257,9 @@ public final class MaterializedViews implements AutoCloseable {
         }
         // Last: the capture triggers of this database, so a sync notices one dropped behind its back.
         sql.append("\nUNION ALL SELECT ").append(tables.size() + 1).append(", count(*)").append(fingerprints ? ", NULL" : "")
-                .append(" FROM duckdb_triggers() WHERE database_name = current_database() AND starts_with(trigger_name, "
-                        + Sql.literal(ChangeCapture.TRIGGER_PREFIX) + ")");
+                .append(" FROM duckdb_triggers() WHERE database_name = current_database() AND (starts_with(trigger_name, "
+                        + Sql.literal(ChangeCapture.TRIGGER_PREFIX) + ") OR starts_with(trigger_name, "
+                        + Sql.literal(ImmediateView.TRIGGER_PREFIX) + "))");
         long[] numbers = new long[tables.size() + 2];
         polledDeltas.clear();
         statements.query(sql.toString(), row -> {
@@ -1488,9 +1513,10 @@ public final class MaterializedViews implements AutoCloseable {
                     throw new MallardException(ErrorCode.USER_VIEW_BROKEN, "materialized view " + entry.name()
                             + " is kept as a view over its state, which its query no longer allows");
                 }
-                // Kept in its writers' statements when its triggers are there (a view built before they existed has none).
-                Optional<ImmediateView> immediate = merged ? Optional.empty()
-                        : immediate(entry.name(), program, columns).filter(v -> v.triggersIn(immediateTriggers));
+                // Kept in its writers' statements when it has such triggers (a view built before they existed has none, and
+                // stays moved by the syncs); one of them missing is created again by the consistency check.
+                Optional<ImmediateView> immediate = merged || readByAnotherView(entry.name()) ? Optional.empty()
+                        : immediate(entry.name(), program, columns).filter(v -> v.anyTriggerIn(immediateTriggers));
                 views.put(key(entry.name()), new MaintainedView(entry.name(), entry.sql(), program,
                         new ViewTable(entry.name(), columns), merged, immediate));
             } catch (MallardException e) {
@@ -1507,6 +1533,19 @@ public final class MaterializedViews implements AutoCloseable {
             }
         }
         measureJoinedTables();
+    }
+
+    /** Whether a view in the catalog reads the view (or it is tracked for another reader), read from the catalog. */
+    private boolean readByAnotherView(String name) {
+        if (trackedTables.contains(new TableName(schema(), name))) {
+            return true;
+        }
+        for (ViewRegistry.Entry entry : registry.views()) {
+            if (!entry.name().equalsIgnoreCase(name) && tree.tableNames(entry.sql()).contains(key(name))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Refuses to drop or replace a view that other views read (see {@link #dropViewCascade}). */
