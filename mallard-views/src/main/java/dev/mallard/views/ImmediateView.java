@@ -153,13 +153,24 @@ record ImmediateView(String view, String relation, List<Branch> branches, List<S
      * rows of equal value (null-safe), and as many of their row ids as it has copies.
      */
     private String delete(String old, String list) {
-        List<String> match = new ArrayList<>();
+        List<String> equal = new ArrayList<>();
+        List<String> nullSafe = new ArrayList<>();
+        List<String> someNull = new ArrayList<>();
         for (String column : columns) {
-            match.add("v." + Sql.quote(column) + " IS NOT DISTINCT FROM o." + Sql.quote(column));
+            String c = Sql.quote(column);
+            equal.add("v." + c + " = o." + c);
+            nullSafe.add("v." + c + " IS NOT DISTINCT FROM o." + c);
+            someNull.add("o." + c + " IS NULL");
         }
         String counted = "SELECT *, row_number() OVER () AS \"mallard$row\" FROM (SELECT *, count(*) AS \"mallard$copies\" FROM ("
                 + old + ") AS mallard_o(" + list + ") GROUP BY ALL)";
-        return "DELETE FROM " + relation + " WHERE rowid IN (SELECT unnest(list(v.rowid)[1:any_value(o.\"mallard$copies\")]) FROM "
-                + relation + " AS v JOIN (" + counted + ") AS o ON " + String.join(" AND ", match) + " GROUP BY o.\"mallard$row\")";
+        // Plain equality for the old rows without a NULL, as in ViewTable.apply (about 40% less CPU here for a 100k-row
+        // join view than null-safe equality for all); a null-safe match only for those with one, usually none.
+        String copies = "SELECT unnest(list(v.rowid)[1:any_value(o.\"mallard$copies\")]) FROM " + relation + " AS v JOIN ";
+        return "DELETE FROM " + relation + " WHERE rowid IN (WITH mallard_old_rows AS MATERIALIZED (" + counted + ")\n"
+                + copies + "(SELECT * FROM mallard_old_rows AS o WHERE NOT (" + String.join(" OR ", someNull) + ")) AS o ON "
+                + String.join(" AND ", equal) + " GROUP BY o.\"mallard$row\"\nUNION ALL\n"
+                + copies + "(SELECT * FROM mallard_old_rows AS o WHERE " + String.join(" OR ", someNull) + ") AS o ON "
+                + String.join(" AND ", nullSafe) + " GROUP BY o.\"mallard$row\")";
     }
 }
