@@ -26,7 +26,7 @@ import java.util.stream.Collectors;
  *
  * <p>Measured before it was built (1M rows, 10% pass the filter, p50 of 100 single-row writes, DuckDB alone): the
  * INSERT with its trigger 0.93 ms against 0.56 ms bare, UPDATE 2.2 against 0.69, DELETE 1.8 against 0.56; the sync
- * of the same view after each write cost 8-9 ms (docs/benchmarks.md, session 8).
+ * of the same view after each write cost 8-9 ms (docs/benchmarks.md, "Session 9").
  *
  * @param view the view's name; {@code relation} its table, qualified with database and schema (a trigger runs in the
  *     writer's connection, whose current schema may differ)
