@@ -25,7 +25,7 @@ import picocli.CommandLine.Option;
  * Incremental maintenance against recompute, per view shape and table size: a fact table {@code facts(id, g, x)}
  * of --rows rows (1,000 groups), a 1,000-row dimension {@code dims} and a 10-row {@code labels}; one view at a
  * time. Single-row commits (each followed by the sync a writer runs, {@code syncAfterWrite}, timed together), reads of
- * the whole view after them, 10k-row batches (the sync timed alone), and {@code refresh()} (REFRESH MATERIALIZED VIEW)
+ * the whole view after them, 10k-row batches (the write timed with its sync, since session 9), and {@code refresh()} (REFRESH MATERIALIZED VIEW)
  * on the same data, timed the same way.
  */
 @Command(name = "views", mixinStandardHelpOptions = true, description = {
@@ -58,7 +58,13 @@ final class ViewsBench implements Callable<Integer> {
             new Shape("", "three_way_join_aggregate", "SELECT l.label, count(*) AS n, sum(f.x) AS total FROM facts f "
                     + "JOIN dims d ON f.g = d.g JOIN labels l ON d.region = l.region GROUP BY l.label"),
             new Shape("", "filtered_projection", "SELECT id, g, x * 2 AS doubled FROM facts WHERE x % 10 = 0"),
-            new Shape("", "many_groups", "SELECT id // 10 AS k, sum(x) AS total, count(*) AS n FROM facts GROUP BY id // 10"));
+            new Shape("", "many_groups", "SELECT id // 10 AS k, sum(x) AS total, count(*) AS n FROM facts GROUP BY id // 10"),
+            // Costs that grew with the table (issue 21): a change on the padded side of an outer join, count(DISTINCT).
+            new Shape("", "left_join", "SELECT f.id, f.x, d.region FROM facts f LEFT JOIN dims d ON f.g = d.g"),
+            new Shape("", "count_distinct_by_group", "SELECT g, count(DISTINCT x) AS xs FROM facts GROUP BY g"));
+
+    /** One figure of the run, kept for the summary by size. */
+    private record Figure(String view, String workload, int rows, double p50, double writeMs, double rowsPerSecond) {}
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -89,6 +95,19 @@ final class ViewsBench implements Callable<Integer> {
     @Option(names = "--json", description = "Print one JSON object per (view, workload, rows), then one with the memory figures.")
     boolean json;
 
+    @Option(names = "--nexmark", negatable = true, description = "Also run the Nexmark-style views (q3, q5, q7, q8) over a "
+            + "generated bid/auction/person stream of --rows bids (default ${DEFAULT-VALUE}).", defaultValue = "true")
+    boolean nexmark;
+
+    @Option(names = "--nexmark-commits", description = "Single-row commits per Nexmark view (default ${DEFAULT-VALUE}): q5 and q7 "
+            + "recompute from the stream, seconds per commit at 10M bids.", defaultValue = "20")
+    int nexmarkCommits;
+
+    private final List<Figure> figures = new ArrayList<>();
+    /** Dimension rows the padded-side inserts added, which its deletes then remove (oldest first). */
+    private final java.util.ArrayDeque<Long> paddedIds = new java.util.ArrayDeque<>();
+    private long nextPaddedId;
+
     private PrintWriter out;
     private final ObjectMapper mapper = new ObjectMapper();
     private long duckDbPeakBytes;
@@ -110,8 +129,16 @@ final class ViewsBench implements Callable<Integer> {
                     run(shape, rows);
                 }
             }
+            if (nexmark) {
+                for (Nexmark.View view : Nexmark.views(rows)) {
+                    if (only == null || view.name().contains(only)) {
+                        runNexmark(view, rows);
+                    }
+                }
+            }
         }
         reportMemory();
+        reportBySize();
         return 0;
     }
 
@@ -160,6 +187,91 @@ final class ViewsBench implements Callable<Integer> {
     }
 
     /**
+     * One Nexmark view over a stream of {@code rows} bids: single-row appends to the stream it reads (each with its
+     * sync), against the same appends without the view, and 10k-row appended batches (the write timed with its sync).
+     */
+    private void runNexmark(Nexmark.View view, int rows) throws Exception {
+        Shape shape = new Shape("", view.name(), view.sql());
+        try (Engine engine = Engine.inMemory(); Statement sql = engine.connection().createStatement()) {
+            Nexmark.load(sql, rows);
+            nextId = 4L * rows;
+            Random random = new Random(42);
+            Commit append = new Commit("insert_1row", view.insertOne());
+            int perView = commits;
+            commits = Math.min(commits, nexmarkCommits);
+            try {
+                timeNexmark(view, rows, sql, engine, append, random, shape);
+            } finally {
+                commits = perView;
+            }
+        }
+    }
+
+    /** The timed part of {@link #runNexmark(Nexmark.View, int)}, on the loaded stream. */
+    private void timeNexmark(Nexmark.View view, int rows, Statement sql, Engine engine, Commit append, Random random, Shape shape)
+            throws Exception {
+        double writeOnly = percentile(commits(sql, null, append, rows, random).millis(), 0.5);
+        try (MaterializedViews views = MaterializedViews.attach(engine.connection())) {
+            try {
+                views.createView(view.name(), view.sql());
+            } catch (dev.mallard.core.error.MallardException e) {
+                out.printf("%-26s refused: %s%n", view.name(), e.getMessage());
+                return;
+            }
+            double[] refresh = new double[refreshes];
+            for (int i = 0; i < refreshes; i++) {
+                long start = System.nanoTime();
+                views.refresh(view.name());
+                refresh[i] = millisSince(start);
+            }
+            double refreshMs = percentile(refresh, 0.5);
+            queryMs = queryMillis(sql, view.sql());
+            Timings timings = commits(sql, views, append, rows, random);
+            report(shape, append.name(), rows, timings, writeOnly, 1000 / percentile(timings.millis(), 0.5), refreshMs);
+            long first = 5L * rows;
+            batch(sql, views, shape, rows, "insert_" + batchRows, refreshMs, b -> Nexmark.batch(view, first + (long) b * batchRows, batchRows));
+            duckDbPeakBytes = Math.max(duckDbPeakBytes, duckDbBytes(sql));
+        }
+    }
+
+    /**
+     * With more than one --rows: each view's single-row p50 (and its multiple of the bare write) and batch rate per
+     * size side by side, and how much the largest size costs over the smallest (flat: 1.00).
+     */
+    private void reportBySize() {
+        if (json || sizes.size() < 2) {
+            return;
+        }
+        int smallest = sizes.stream().mapToInt(Integer::intValue).min().orElseThrow();
+        int largest = sizes.stream().mapToInt(Integer::intValue).max().orElseThrow();
+        out.printf("%nby size: p50 ms (x the bare write) for single-row commits, changed rows/s for batches; growth = %d rows over %d%n",
+                largest, smallest);
+        java.util.Map<String, java.util.Map<Integer, Figure>> byWorkload = new java.util.LinkedHashMap<>();
+        for (Figure figure : figures) {
+            if (figure.workload().startsWith("read_") || figure.workload().equals("sync_nothing_captured")) {
+                continue;
+            }
+            byWorkload.computeIfAbsent(figure.view() + "\u0000" + figure.workload(), k -> new java.util.TreeMap<>()).put(figure.rows(), figure);
+        }
+        for (java.util.Map.Entry<String, java.util.Map<Integer, Figure>> entry : byWorkload.entrySet()) {
+            String[] parts = entry.getKey().split("\u0000");
+            StringBuilder line = new StringBuilder(String.format("%-26s %-24s", parts[0], parts[1]));
+            for (Figure figure : entry.getValue().values()) {
+                boolean batch = !Double.isNaN(figure.rowsPerSecond()) && Double.isNaN(figure.writeMs());
+                line.append(batch ? String.format(" %9d: %9.0f/s       ", figure.rows(), figure.rowsPerSecond())
+                        : String.format(" %9d: %7.2f (%5.1fx)", figure.rows(), figure.p50(), figure.p50() / figure.writeMs()));
+            }
+            Figure small = entry.getValue().get(smallest);
+            Figure large = entry.getValue().get(largest);
+            if (small != null && large != null) {
+                line.append(String.format("  growth %.2f", large.p50() / small.p50()));
+            }
+            out.println(line);
+        }
+        out.flush();
+    }
+
+    /**
      * INSERT, UPDATE and DELETE of one row by id; for MIN/MAX also the delete-heavy case that hurts it: deleting
      * the row that holds a group's minimum, which makes the group's MIN move down to the next row.
      */
@@ -172,6 +284,11 @@ final class ViewsBench implements Callable<Integer> {
         if (shape.sql().contains("min(")) {
             workloads.add(new Commit("delete_group_min_1row", "DELETE FROM facts WHERE id = ?"));
         }
+        if (shape.sql().contains("LEFT JOIN")) {
+            // A dimension row no fact matches, in and out: the view does not move, the padded rows are re-examined.
+            workloads.add(new Commit("insert_padded_side_1row", "INSERT INTO dims VALUES (?, 'region0')"));
+            workloads.add(new Commit("delete_padded_side_1row", "DELETE FROM dims WHERE g = ?"));
+        }
         return workloads;
     }
 
@@ -183,6 +300,12 @@ final class ViewsBench implements Callable<Integer> {
             ids[i] = switch (commit.name()) {
                 case "insert_1row", "insert_1row_prepared" -> nextId++;
                 case "delete_group_min_1row" -> groupMinima.get(i % groupMinima.size());
+                case "insert_padded_side_1row" -> {
+                    long id = 1_000_000_000L + nextPaddedId++;
+                    paddedIds.add(id);
+                    yield id;
+                }
+                case "delete_padded_side_1row" -> paddedIds.isEmpty() ? -1 : paddedIds.poll();
                 default -> random.nextInt(rows);
             };
         }
@@ -264,7 +387,7 @@ final class ViewsBench implements Callable<Integer> {
     }
 
     /**
-     * Batches of writes, each committed and then synced; the sync is timed alone (changed rows/s), after
+     * Batches of writes, each committed and then synced; the write is timed with its sync (changed rows/s), after
      * {@code --warmup-batches} untimed ones.
      */
     private void batch(Statement sql, MaterializedViews views, Shape shape, int rows, String workload, double refreshMs, BatchSql write)
@@ -272,10 +395,11 @@ final class ViewsBench implements Callable<Integer> {
         double[] millis = new double[batches];
         long cpu = 0;
         for (int b = 0; b < warmupBatches + batches; b++) {
-            sql.execute(write.statement(b));
-            long changed = sql.getUpdateCount();
+            // The write is timed with its sync: a view kept in the writer's statement does its work in the write.
             long cpuStart = ProcessCpu.selfNanos();
             long start = System.nanoTime();
+            sql.execute(write.statement(b));
+            long changed = sql.getUpdateCount();
             views.syncAfterWrite(changed);
             if (b >= warmupBatches) {
                 millis[b - warmupBatches] = millisSince(start);
@@ -326,6 +450,8 @@ final class ViewsBench implements Callable<Integer> {
             double refreshMs) throws Exception {
         double p50 = percentile(timings.millis(), 0.5);
         double p99 = percentile(timings.millis(), 0.99);
+        figures.add(new Figure(shape.issue().isEmpty() ? shape.name() : "(" + shape.issue() + ") " + shape.name(), workload, rows, p50,
+                writeMs, rowsPerSecond));
         if (json) {
             ObjectNode row = mapper.createObjectNode();
             row.put("view", shape.name());

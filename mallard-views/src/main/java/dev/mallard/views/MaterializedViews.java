@@ -41,9 +41,15 @@ public final class MaterializedViews implements AutoCloseable {
 
     /**
      * A view and how it is kept: {@code merged}, its name is a DuckDB view over its state and the pending changes
-     * ({@link AggregateProgram#mergedQuery}), else a table the syncs move.
+     * ({@link AggregateProgram#mergedQuery}), else a table: moved by the writer's statement itself when
+     * {@code immediate} is present ({@link ImmediateView}, triggers), else by the syncs.
      */
-    private record MaintainedView(String name, String sql, DeltaProgram program, ViewTable table, boolean merged) {}
+    private record MaintainedView(String name, String sql, DeltaProgram program, ViewTable table, boolean merged,
+            Optional<ImmediateView> immediate) {
+        MaintainedView(String name, String sql, DeltaProgram program, ViewTable table, boolean merged) {
+            this(name, sql, program, table, merged, Optional.empty());
+        }
+    }
 
     /** The default of {@link #compactAfter}. */
     public static final long DEFAULT_COMPACT_ROWS = 1_000;
@@ -309,7 +315,7 @@ public final class MaterializedViews implements AutoCloseable {
         for (SqlTokens.Token token : tokens) {
             if (token.isName()) {
                 MaintainedView view = views.get(key(token.value()));
-                if (view != null && !view.merged()) {
+                if (view != null && !view.merged() && view.immediate().isEmpty()) {
                     return true;
                 }
             }
@@ -379,6 +385,7 @@ public final class MaterializedViews implements AutoCloseable {
                 if (registry.generation() != generation) {
                     reload();
                 }
+                repairImmediateTriggers();
                 attachedCapture.collect(trackedTables);
                 unexplained.putAll(unexplainedTables(repaired));
                 restored.retainAll(views.keySet());
@@ -396,6 +403,29 @@ public final class MaterializedViews implements AutoCloseable {
         restored.clear();
         lastReconcileNanos = System.nanoTime();
         return unexplained.keySet().stream().map(TableName::toString).toList();
+    }
+
+    /**
+     * Creates again the triggers of the views kept in their writers' statements that lost one (dropped behind the
+     * views' back), in the running transaction; such a view missed writes, so it is rebuilt like a restored one.
+     */
+    private void repairImmediateTriggers() {
+        Set<String> names = null;
+        for (MaintainedView view : views.values()) {
+            if (view.immediate().isEmpty()) {
+                continue;
+            }
+            if (names == null) {
+                names = ImmediateView.triggerNames(connection);
+            }
+            if (!view.immediate().get().triggersIn(names)) {
+                LOG.warn("triggers of a materialized view dropped behind the views' back; recreating them and rebuilding view={}",
+                        view.name());
+                dropImmediateTriggers(view.name());
+                view.immediate().get().create(connection);
+                restored.add(key(view.name()));
+            }
+        }
     }
 
     private boolean databasesChanged() {
@@ -563,6 +593,7 @@ public final class MaterializedViews implements AutoCloseable {
         table.prepareOutput(connection);
         program.initialize(connection);
         MaintainedView view = new MaintainedView(name, query, program, table, mergeable && mergesOnRead(program));
+        Optional<ImmediateView> immediate = mergeable && !view.merged() ? immediate(name, program, columns) : Optional.empty();
         if (view.merged()) {
             List<String> types = Sql.strings(connection, "SELECT column_type FROM (DESCRIBE SELECT * FROM " + table.relation() + ")");
             String read = ((AggregateProgram) program).mergedQuery(columns, types);
@@ -574,6 +605,11 @@ public final class MaterializedViews implements AutoCloseable {
         // Runs the delta program once over the empty logs, so SQL it cannot run fails here and not in a sync.
         maintain(view, Set.copyOf(program.tables()));
         table.dropScratch(connection);
+        if (immediate.isPresent()) {
+            // From this transaction's commit on, the writers' statements move the view themselves.
+            immediate.get().create(connection);
+            view = new MaintainedView(name, query, program, table, false, immediate);
+        }
         checkFilled(name, query);
         registry.add(name, query);
         generation = bump();
@@ -591,6 +627,27 @@ public final class MaterializedViews implements AutoCloseable {
                 && program.tables().stream().noneMatch(this::isViewTable);
     }
 
+    /** The view as one its writers' statements keep ({@link ImmediateView}), when its program allows it. */
+    private Optional<ImmediateView> immediate(String name, DeltaProgram program, List<String> columns) {
+        String relation = Sql.quote(homeDatabase()) + "." + Sql.quote(schema()) + "." + Sql.quote(name);
+        return ImmediateView.of(name, relation, program, columns, this::isViewTable);
+    }
+
+    /** Drops the triggers of a view kept in its writers' statements, found by their names (a broken view's too). */
+    private void dropImmediateTriggers(String name) {
+        java.util.regex.Pattern own = java.util.regex.Pattern.compile(java.util.regex.Pattern.quote(
+                (ImmediateView.TRIGGER_PREFIX + name + "$").toLowerCase(java.util.Locale.ROOT)) + "\\d+\\$\\d+\\$[a-z_]+");
+        for (String row : Sql.strings(connection, "SELECT schema_name || chr(0) || table_name || chr(0) || trigger_name FROM "
+                + "duckdb_triggers() WHERE database_name = current_database() AND starts_with(trigger_name, "
+                + Sql.literal(ImmediateView.TRIGGER_PREFIX) + ")")) {
+            String[] parts = row.split("\u0000", 3);
+            if (own.matcher(parts[2].toLowerCase(java.util.Locale.ROOT)).matches()) {
+                Sql.update(connection, "DROP TRIGGER IF EXISTS " + Sql.quote(parts[2]) + " ON " + Sql.quote(parts[0]) + "."
+                        + Sql.quote(parts[1]));
+            }
+        }
+    }
+
     private boolean isViewTable(TableName table) {
         return table.isHome() && table.schema().equalsIgnoreCase(catalog.currentSchema()) && views.containsKey(key(table.table()));
     }
@@ -602,6 +659,16 @@ public final class MaterializedViews implements AutoCloseable {
      */
     private void unmerge(Set<String> names) {
         for (MaintainedView view : List.copyOf(views.values())) {
+            if (view.immediate().isPresent() && names.contains(key(view.name()))) {
+                transaction(() -> {
+                    // The logs' rows are in the view already: cleared first, then the syncs take over from the triggers.
+                    syncInTransaction();
+                    dropImmediateTriggers(view.name());
+                    generation = bump();
+                    views.put(key(view.name()), new MaintainedView(view.name(), view.sql(), view.program(), view.table(), false));
+                });
+                LOG.info("materialized view moved by syncs view={} reason=\"another view or dbsp_track reads it\"", view.name());
+            }
             if (view.merged() && names.contains(key(view.name()))) {
                 transaction(() -> {
                     syncInTransaction();
@@ -710,6 +777,7 @@ public final class MaterializedViews implements AutoCloseable {
     }
 
     private void dropInTransaction(String name) {
+        dropImmediateTriggers(name);
         new ViewTable(name, List.of()).dropChanges(connection);
         Sql.update(connection, (catalog.isView("", schema(), name) ? "DROP VIEW IF EXISTS " : "DROP TABLE IF EXISTS ") + Sql.quote(name));
         AggregateProgram.dropState(connection, name);
@@ -1060,6 +1128,10 @@ public final class MaterializedViews implements AutoCloseable {
      * groups they touched).
      */
     private long maintain(MaintainedView view, Set<TableName> changed) {
+        if (view.immediate().isPresent()) {
+            // The writers' statements moved it: the logs' rows are in it already.
+            return 0;
+        }
         DeltaProgram program = view.program();
         ViewTable table = view.table();
         if (view.merged()) {
@@ -1126,6 +1198,10 @@ public final class MaterializedViews implements AutoCloseable {
         boolean read = false;
         for (MaintainedView view : views.values()) {
             if (view.program().tables().contains(table)) {
+                if (view.immediate().isPresent()) {
+                    read = true;
+                    continue;
+                }
                 if (!view.merged()) {
                     return false;
                 }
@@ -1181,8 +1257,9 @@ public final class MaterializedViews implements AutoCloseable {
         }
         // Last: the capture triggers of this database, so a sync notices one dropped behind its back.
         sql.append("\nUNION ALL SELECT ").append(tables.size() + 1).append(", count(*)").append(fingerprints ? ", NULL" : "")
-                .append(" FROM duckdb_triggers() WHERE database_name = current_database() AND starts_with(trigger_name, "
-                        + Sql.literal(ChangeCapture.TRIGGER_PREFIX) + ")");
+                .append(" FROM duckdb_triggers() WHERE database_name = current_database() AND (starts_with(trigger_name, "
+                        + Sql.literal(ChangeCapture.TRIGGER_PREFIX) + ") OR starts_with(trigger_name, "
+                        + Sql.literal(ImmediateView.TRIGGER_PREFIX) + "))");
         long[] numbers = new long[tables.size() + 2];
         polledDeltas.clear();
         statements.query(sql.toString(), row -> {
@@ -1421,6 +1498,7 @@ public final class MaterializedViews implements AutoCloseable {
         generation = registry.generation();
         databases = attachedDatabases();
         refreshTracked();
+        Set<String> immediateTriggers = ImmediateView.triggerNames(connection);
         for (ViewRegistry.Entry entry : registry.views()) {
             try {
                 DeltaProgram program = compiler.compile(entry.name(), entry.sql(), entry.layout());
@@ -1435,8 +1513,12 @@ public final class MaterializedViews implements AutoCloseable {
                     throw new MallardException(ErrorCode.USER_VIEW_BROKEN, "materialized view " + entry.name()
                             + " is kept as a view over its state, which its query no longer allows");
                 }
+                // Kept in its writers' statements when it has such triggers (a view built before they existed has none, and
+                // stays moved by the syncs); one of them missing is created again by the consistency check.
+                Optional<ImmediateView> immediate = merged || readByAnotherView(entry.name()) ? Optional.empty()
+                        : immediate(entry.name(), program, columns).filter(v -> v.anyTriggerIn(immediateTriggers));
                 views.put(key(entry.name()), new MaintainedView(entry.name(), entry.sql(), program,
-                        new ViewTable(entry.name(), columns), merged));
+                        new ViewTable(entry.name(), columns), merged, immediate));
             } catch (MallardException e) {
                 broken.put(key(entry.name()), e.getMessage());
                 LOG.warn("materialized view cannot be maintained view={} reason=\"{}\" fix=\"DROP MATERIALIZED VIEW {} and create it again\"",
@@ -1451,6 +1533,19 @@ public final class MaterializedViews implements AutoCloseable {
             }
         }
         measureJoinedTables();
+    }
+
+    /** Whether a view in the catalog reads the view (or it is tracked for another reader), read from the catalog. */
+    private boolean readByAnotherView(String name) {
+        if (trackedTables.contains(new TableName(schema(), name))) {
+            return true;
+        }
+        for (ViewRegistry.Entry entry : registry.views()) {
+            if (!entry.name().equalsIgnoreCase(name) && tree.tableNames(entry.sql()).contains(key(name))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Refuses to drop or replace a view that other views read (see {@link #dropViewCascade}). */

@@ -148,7 +148,8 @@ class MallardDriverTest {
                 Statement statement = connection.createStatement();
                 Connection raw = connection.unwrap(DuckDBConnection.class).duplicate()) {
             statement.execute("CREATE TABLE t (x INTEGER)");
-            statement.execute("CREATE MATERIALIZED VIEW v AS SELECT x FROM t WHERE x > 0");
+            // A MAX per group, which the syncs move (a projection is moved by the writer's statement itself).
+            statement.execute("CREATE MATERIALIZED VIEW v AS SELECT max(x) AS x FROM t WHERE x > 0 GROUP BY x");
             try (ResultSet returned = statement.executeQuery("INSERT INTO t VALUES (1) RETURNING x")) {
                 assertThat(returned.next()).isTrue();
             }
@@ -179,12 +180,14 @@ class MallardDriverTest {
                 Statement statement = connection.createStatement();
                 Connection raw = connection.unwrap(DuckDBConnection.class).duplicate()) {
             statement.execute("CREATE TABLE t (x INTEGER)");
-            statement.execute("CREATE MATERIALIZED VIEW v AS SELECT x FROM t WHERE x > 0");
+            // A MAX per group, which the syncs move: every writer's sync polls (a projection's may skip it, docs/views.md).
+            statement.execute("CREATE MATERIALIZED VIEW v AS SELECT max(x) AS x FROM t WHERE x > 0 GROUP BY x");
             statement.executeUpdate("INSERT INTO t VALUES (1)");
             DuckDb.run(raw, "DROP TRIGGER \"mallard_capture$main$t$insert\" ON t", "INSERT INTO t VALUES (2)");
             statement.executeUpdate("INSERT INTO t VALUES (3)");
-            assertThat(DuckDb.rows(raw, "SELECT * FROM v")).containsExactly("1", "2", "3");
-            assertThat(DuckDb.rows(raw, "SELECT count(*) FROM duckdb_triggers() WHERE table_name = 't'")).containsExactly("3");
+            assertThat(DuckDb.rows(raw, "SELECT * FROM v")).containsExactlyInAnyOrder("1", "2", "3");
+            assertThat(DuckDb.rows(raw, "SELECT count(*) FROM duckdb_triggers() WHERE table_name = 't' "
+                    + "AND starts_with(trigger_name, 'mallard_capture$')")).containsExactly("3");
         }
     }
 }

@@ -54,6 +54,7 @@ class ReconcileTest {
 
         assertEqualToTheirQueries();
         assertThat(triggers()).isEqualTo(3);
+        assertThat(viewTriggers()).as("insert, delete, and update's old and new rows").isEqualTo(4);
         ViewStats stats = views.stats();
         assertThat(stats.scanSyncs()).as("totals and rows rescanned; big moved by totals' difference").isEqualTo(2);
         assertThat(stats.provisionalTables()).isEmpty();
@@ -195,7 +196,15 @@ class ReconcileTest {
         }
     }
 
+    /** The capture triggers on orders. */
     private long triggers() {
-        return Long.parseLong(DuckDb.rows(connection, "SELECT count(*) FROM duckdb_triggers() WHERE table_name = 'orders'").get(0));
+        return Long.parseLong(DuckDb.rows(connection, "SELECT count(*) FROM duckdb_triggers() WHERE table_name = 'orders' "
+                + "AND starts_with(trigger_name, 'mallard_capture$')").get(0));
+    }
+
+    /** The triggers by which the writers' statements move the view rows (a projection). */
+    private long viewTriggers() {
+        return Long.parseLong(DuckDb.rows(connection, "SELECT count(*) FROM duckdb_triggers() WHERE table_name = 'orders' "
+                + "AND starts_with(trigger_name, 'mallard_view$rows$')").get(0));
     }
 }
