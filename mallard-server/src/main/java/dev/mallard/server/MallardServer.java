@@ -91,12 +91,13 @@ public final class MallardServer implements AutoCloseable {
             SessionRegistry open = sessions;
             metrics = new ServerMetrics(new MetricsRegistry(), open::size);
             StatementAudit audit = new StatementAudit(metrics);
+            dev.mallard.server.plan.SplitPlanner planner = new dev.mallard.server.plan.SplitPlanner(secret, "mallard");
             MallardFlightSqlProducer producer = new MallardFlightSqlProducer(sessions, policy, engine.allocator(), version(),
-                    config.fetchSize(), config.queryTimeoutSeconds(), audit);
+                    config.fetchSize(), config.queryTimeoutSeconds(), audit, planner, config.plan().dataProcessorLocations());
             flight = FlightSqlEndpoint.start(config.host(), config.flightPort(), config.tls(), producer, users, tokens, sessions, engine.allocator());
             HttpApi http = HttpApi.start(config.host(), config.httpPort(), users, tokens, sessions, policy, config.fetchSize(),
                     config.queryTimeoutSeconds(), config.httpMaxBodyBytes(), httpsContext, config.allowOrigins(),
-                    ServerHealth.of(engine, Clock.systemUTC()), metrics);
+                    ServerHealth.of(engine, Clock.systemUTC()), metrics, planner);
             LOG.info("server started flight_port={} http_port={} tls={} access_mode={} file_access={} database={} users={}", flight.port(), http.port(),
                     config.tls().isPresent(), config.accessMode(), config.fileAccess().name().toLowerCase(java.util.Locale.ROOT), config.database().map(Path::toString).orElse(":memory:"), config.users().size());
             return new MallardServer(engine, sessions, flight, http, users, metrics);

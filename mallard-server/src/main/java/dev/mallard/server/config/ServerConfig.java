@@ -17,6 +17,7 @@ import java.util.Optional;
  * @param tokenAlgorithm how tokens are signed ({@code jwt_token.algorithm}), and so how {@code secret_key} is read
  * @param allowOrigins the origins a browser may call the HTTP API from ({@code http.allow-origin}); empty for none
  * @param startupSql startup SQL given inline (DazzleDuck's {@code startup_script_provider}), run after {@code startup_script}
+ * @param plan the data processor locations split plans name and the delegated login service
  */
 public record ServerConfig(
         Path warehouse,
@@ -39,7 +40,8 @@ public record ServerConfig(
         LoginLimits loginLimits,
         dev.mallard.server.auth.TokenAlgorithm tokenAlgorithm,
         List<String> allowOrigins,
-        Optional<String> startupSql) {
+        Optional<String> startupSql,
+        dev.mallard.server.plan.PlanConfig plan) {
     public static final String DEFAULT_WAREHOUSE = "warehouse";
     public static final String DEFAULT_HOST = "0.0.0.0";
     public static final int DEFAULT_HTTP_PORT = 8081;
@@ -56,7 +58,7 @@ public record ServerConfig(
             SessionLimits sessionLimits, int fetchSize, int queryTimeoutSeconds, Optional<Path> startupScript, boolean streamResults) {
         this(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey, tokenExpiryMinutes,
                 sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, dev.mallard.server.sql.FileAccess.DEFAULT,
-                LoginLimits.DEFAULT, dev.mallard.server.auth.TokenAlgorithm.DEFAULT, List.of(), Optional.empty());
+                LoginLimits.DEFAULT, dev.mallard.server.auth.TokenAlgorithm.DEFAULT, List.of(), Optional.empty(), dev.mallard.server.plan.PlanConfig.DEFAULT);
     }
 
     /** A configuration with the default {@code stream_results}. */
@@ -99,40 +101,47 @@ public record ServerConfig(
     public ServerConfig withSecurity(dev.mallard.server.sql.FileAccess fileAccess, LoginLimits loginLimits,
             dev.mallard.server.auth.TokenAlgorithm tokenAlgorithm) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql);
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, plan);
     }
 
     /** The same configuration with another signing secret. */
     public ServerConfig withSecretKey(Optional<String> secretKey) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql);
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, plan);
     }
 
     /** This configuration with other {@code http.allow-origin} origins. */
     public ServerConfig withAllowOrigins(List<String> allowOrigins) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql);
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, plan);
     }
 
     /** This configuration with another access mode. */
     public ServerConfig withAccessMode(AccessMode accessMode) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql);
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, plan);
     }
 
     /** This configuration with another {@code query_timeout_seconds}. */
     public ServerConfig withQueryTimeoutSeconds(int queryTimeoutSeconds) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql);
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, plan);
     }
 
     /** This configuration with startup SQL given inline (DazzleDuck's {@code startup_script_provider}), run after {@code startup_script}. */
     public ServerConfig withStartupSql(Optional<String> startupSql) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql);
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, plan);
+    }
+
+    /** This configuration with other data processor locations and login service ({@code dev.mallard.server.plan}). */
+    public ServerConfig withPlan(dev.mallard.server.plan.PlanConfig plan) {
+        return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, plan);
     }
 
     public ServerConfig {
+        requireNonNull(plan, "plan is null");
         requireNonNull(warehouse, "warehouse is null");
         requireNonNull(database, "database is null");
         requireNonNull(host, "host is null");

@@ -69,10 +69,13 @@ public final class HttpApi implements AutoCloseable {
     private final java.util.concurrent.atomic.AtomicLong nextStatementId = new java.util.concurrent.atomic.AtomicLong(1);
     private final java.util.concurrent.ExecutorService statements = java.util.concurrent.Executors.newCachedThreadPool(
             Thread.ofPlatform().name("http-statement-", 0).daemon().factory());
+    private final dev.mallard.server.plan.SplitPlanner planner;
     private HttpEndpoints endpoints;
 
     private HttpApi(UserDirectory users, TokenService tokens, SessionRegistry sessions, AccessPolicy policy, int defaultFetchSize,
-            int maxTimeoutSeconds, long maxBodyBytes, CorsPolicy cors, ServerHealth health, ServerMetrics metrics) {
+            int maxTimeoutSeconds, long maxBodyBytes, CorsPolicy cors, ServerHealth health, ServerMetrics metrics,
+            dev.mallard.server.plan.SplitPlanner planner) {
+        this.planner = requireNonNull(planner, "planner is null");
         this.metrics = requireNonNull(metrics, "metrics is null");
         this.audit = new StatementAudit(metrics);
         this.cors = requireNonNull(cors, "cors is null");
@@ -91,12 +94,21 @@ public final class HttpApi implements AutoCloseable {
      *     for no CORS headers
      * @param health answers whether the database runs a statement, for {@code /health}
      * @param metrics the server's series, served on {@code /metrics}; every statement is counted and audited there
+     * @param planner plans {@code /v1/plan}'s splits
      */
     public static HttpApi start(String host, int port, UserDirectory users, TokenService tokens, SessionRegistry sessions, AccessPolicy policy,
             int defaultFetchSize, int maxTimeoutSeconds, long maxBodyBytes, Optional<javax.net.ssl.SSLContext> tls, List<String> allowOrigins,
             ServerHealth health, ServerMetrics metrics) {
+        return start(host, port, users, tokens, sessions, policy, defaultFetchSize, maxTimeoutSeconds, maxBodyBytes, tls, allowOrigins, health, metrics,
+                dev.mallard.server.plan.SplitPlanner.unshared());
+    }
+
+    /** As above, {@code /v1/plan} signing with {@code planner}'s secret. */
+    public static HttpApi start(String host, int port, UserDirectory users, TokenService tokens, SessionRegistry sessions, AccessPolicy policy,
+            int defaultFetchSize, int maxTimeoutSeconds, long maxBodyBytes, Optional<javax.net.ssl.SSLContext> tls, List<String> allowOrigins,
+            ServerHealth health, ServerMetrics metrics, dev.mallard.server.plan.SplitPlanner planner) {
         HttpApi api = new HttpApi(users, tokens, sessions, policy, defaultFetchSize, maxTimeoutSeconds, maxBodyBytes, new CorsPolicy(allowOrigins),
-                health, metrics);
+                health, metrics, planner);
         api.endpoints = HttpEndpoints.start(host, port, tls, api::routes);
         return api;
     }
@@ -110,6 +122,8 @@ public final class HttpApi implements AutoCloseable {
                 .get("/v1/query", this::queryOffVirtualThreads)
                 .post("/v1/query", this::queryOffVirtualThreads)
                 .head("/v1/query", this::queryHead)
+                .get("/v1/plan", this::plan)
+                .post("/v1/plan", this::plan)
                 .get("/v1/cancel", this::cancel)
                 .post("/v1/cancel", this::cancel);
     }
@@ -172,6 +186,23 @@ public final class HttpApi implements AutoCloseable {
             if (e instanceof MallardException mallard && mallard.errorCode() == ErrorCode.USER_AUTH_FAILED) {
                 metrics.loginFailed("http");
             }
+            fail(response, e);
+        }
+    }
+
+    /**
+     * DazzleDuck's split planning ({@code dev.mallard.server.plan}): the query's splits, each with this server's URL and a
+     * descriptor whose {@code query} {@code /v1/query} runs, or whose JSON a Flight DoGet ticket carries.
+     */
+    private void plan(ServerRequest request, ServerResponse response) {
+        try {
+            Session session = sessions.open(bearer(request));
+            List<dev.mallard.server.plan.SplitPlanner.Split> splits = planner.plan(session, policy, queryRequest(request).sql(),
+                    dev.mallard.server.plan.SplitPlanner.splitSize(option(request, dev.mallard.server.plan.SplitPlanner.SPLIT_SIZE)));
+            io.helidon.common.uri.UriInfo self = request.requestedUri();
+            response.header(HeaderNames.CONTENT_TYPE, JSON_TYPE).send(dev.mallard.server.plan.SplitPlanner.answer(splits,
+                    List.of(self.scheme() + "://" + self.host() + ":" + self.port())));
+        } catch (RuntimeException e) {
             fail(response, e);
         }
     }

@@ -44,6 +44,13 @@ public final class SplitPlanner {
         this.producerId = requireNonNull(producerId, "producerId is null");
     }
 
+    /** A planner whose descriptors only it accepts: a secret of its own, drawn at random. */
+    public static SplitPlanner unshared() {
+        byte[] secret = new byte[32];
+        new java.security.SecureRandom().nextBytes(secret);
+        return new SplitPlanner(secret, "mallard");
+    }
+
     /**
      * One split of a plan: its descriptor as DazzleDuck's statement handle JSON, and what it reads.
      *
