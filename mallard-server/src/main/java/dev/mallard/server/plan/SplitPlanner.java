@@ -88,8 +88,14 @@ public final class SplitPlanner {
         requireNonNull(session, "session is null");
         requireNonNull(policy, "policy is null");
         requireNonNull(sql, "sql is null");
-        if (policy.check(session, session.admit(sql)).throughViews()) {
-            return List.of(split(sql, -1));
+        dev.mallard.server.sql.CheckedSql checked = policy.check(session, session.admit(sql));
+        if (checked.throughViews()) {
+            throw new MallardException(ErrorCode.USER_VIEW_UNSUPPORTED, "a materialized view statement or dbsp_ call does not split; run it with "
+                    + "/v1/query or a plain GetFlightInfo");
+        }
+        dev.mallard.core.sql.ClassifiedStatement first = checked.classification().statements().getFirst();
+        if (first.kind() == dev.mallard.core.sql.StatementKind.UNPARSED) {
+            throw new MallardException(ErrorCode.USER_SQL_INVALID, first.problem().orElse("the query does not parse"));
         }
         if (splitSize <= 0) {
             return List.of(split(sql, -1));
