@@ -81,13 +81,25 @@ class DazzleDuckConfigTest {
     @Test
     void theFeaturesOfOtherIssuesAreRefusedAsNotSupportedYetByName() {
         for (String key : List.of("named_query_table=\"hub.queries\"", "ingestion.max_delay_ms=500", "login_url=\"http://127.0.0.1:1/login\"",
-                "ingestion_task_factory_provider.ingestion_path=/tmp/x", "flight_sql.data_processor_locations=[]")) {
+                "ingestion_task_factory_provider.ingestion_path=/tmp/x")) {
             assertThatThrownBy(() -> reader.read(Optional.empty(), List.of("dazzleduck_server.users=[{username=ada,password=pw}]",
                     "dazzleduck_server." + key)))
                     .hasMessageContaining("dazzleduck_server." + key.substring(0, key.indexOf('=')).split("\\.")[0])
                     .hasMessageContaining("not supported yet")
                     .satisfies(e -> assertThat(code(e)).isEqualTo(ErrorCode.USER_CONFIG_UNSUPPORTED));
         }
+    }
+
+    @Test
+    void dataProcessorLocationsBecomeTheFlightLocationsOfSplitPlans() {
+        ServerConfig config = reader.read(Optional.empty(), List.of("dazzleduck_server.users=[{username=ada,password=pw}]",
+                "dazzleduck_server.flight_sql.data_processor_locations=[{host=worker-1, port=59307}, {host=worker-2, port=443, use_encryption=true}]"));
+        assertThat(config.plan().dataProcessorLocations()).extracting(Object::toString)
+                .containsExactly("grpc+tcp://worker-1:59307", "grpc+tls://worker-2:443");
+        assertThatThrownBy(() -> reader.read(Optional.empty(), List.of("dazzleduck_server.users=[{username=ada,password=pw}]",
+                "dazzleduck_server.flight_sql.data_processor_locations=[{host=worker-1, port=59307, weight=2}]")))
+                .hasMessageContaining("dazzleduck_server.flight_sql.data_processor_locations.0.weight")
+                .satisfies(e -> assertThat(code(e)).isEqualTo(ErrorCode.USER_CONFIG_UNKNOWN_KEY));
     }
 
     @Test
