@@ -69,7 +69,8 @@ public final class MallardServer implements AutoCloseable {
         }
         byte[] secret = SigningSecret.resolve(config.secretKey(), config.warehouse(), config.tokenAlgorithm());
         UserDirectory users = new UserDirectory(config.users(), config.loginLimits(), Clock.systemUTC());
-        TokenService tokens = new TokenService(secret, config.tokenAlgorithm(), Duration.ofMinutes(config.tokenExpiryMinutes()), Clock.systemUTC(), users);
+        TokenService tokens = new TokenService(secret, config.tokenAlgorithm(), Duration.ofMinutes(config.tokenExpiryMinutes()), Clock.systemUTC(), users,
+                config.plan().loginUrl().map(dev.mallard.server.auth.LoginDelegate::new));
         AccessPolicy policy = new AccessPolicy(config.accessMode());
         Optional<SSLContext> httpsContext = config.tls().map(TlsFiles::sslContext);
         Engine engine = config.database().map(Engine::onFile).orElseGet(Engine::inMemory);

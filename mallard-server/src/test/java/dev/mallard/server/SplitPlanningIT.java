@@ -218,7 +218,7 @@ class SplitPlanningIT {
             table = HiveTables.example(duckdb, other.resolve("warehouse"));
         }
         try (MallardServer planner = MallardServer.start(TestServers.config(other, AccessMode.READ_ONLY, Optional.empty())
-                .withPlan(new PlanConfig(List.of(URI.create("grpc+tcp://worker-1.example:59307"), URI.create("grpc+tls://worker-2.example:443")))));
+                .withPlan(new PlanConfig(List.of(URI.create("grpc+tcp://worker-1.example:59307"), URI.create("grpc+tls://worker-2.example:443")), Optional.empty())));
                 FlightClient client = FlightClient.builder(allocator, Location.forGrpcInsecure("127.0.0.1", planner.flightPort())).build();
                 FlightSqlClient plannerSql = new FlightSqlClient(client)) {
             CredentialCallOption login = client.authenticateBasicToken(TestServers.USER, TestServers.PASSWORD).orElseThrow();

@@ -38,7 +38,7 @@ final class DazzleDuckConfig {
     static final String ROOT = "dazzleduck_server";
 
     /** Keys of features other parts of Mallard will serve (the named-query hub, ingestion, delegated login). */
-    private static final Set<String> NOT_YET = Set.of("named_query_table", "ingestion", "ingestion_task_factory_provider", "login_url",
+    private static final Set<String> NOT_YET = Set.of("named_query_table", "ingestion", "ingestion_task_factory_provider",
             "temp_write_location");
 
     private static final Pattern ENV = Pattern.compile("\\$\\{([A-Za-z_][A-Za-z0-9_]*)}");
@@ -218,6 +218,7 @@ final class DazzleDuckConfig {
                     + " longest a client may ask for; give one of them");
         }
         maxTimeout.or(() -> timeout).ifPresent(ms -> root.put("query_timeout_seconds", (int) Math.ceil(ms / 1000.0)));
+        string(dd, "login_url", done).ifPresent(url -> root.put("login_url", url));
         dataProcessorLocations(dd, root, done);
         Optional<String> startup = startupScript(dd, base, done);
         return new Read(root, startup);
@@ -319,7 +320,7 @@ final class DazzleDuckConfig {
     }
 
     private static final Set<String> KNOWN = Set.of("flight_sql", "http", "warehouse", "access_mode", "secret_key", "users", "jwt_token",
-            "query_timeout_ms", "max_query_timeout_ms", "startup_script_provider", "server_cert", "keystore");
+            "query_timeout_ms", "max_query_timeout_ms", "startup_script_provider", "server_cert", "keystore", "login_url");
     private static final Set<String> KNOWN_FLIGHT = Set.of("host", "port", "use_encryption", "data_processor_locations");
     private static final Set<String> KNOWN_HTTP = Set.of("host", "port", "allow-origin", "authentication", "tls");
 

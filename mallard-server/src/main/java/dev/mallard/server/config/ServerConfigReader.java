@@ -168,9 +168,9 @@ public final class ServerConfigReader {
                     YAML.convertValue(user.path("login_claims").isArray() ? user.path("login_claims") : JsonNodeFactory.instance.arrayNode(), List.class),
                     groups));
         }
-        if (users.isEmpty()) {
+        if (users.isEmpty() && text(root, "login_url").isEmpty()) {
             throw new MallardException(ErrorCode.USER_CONFIG_INVALID,
-                    "no users: give at least one under users (or --conf users.0.username=... --conf users.0.password=...)");
+                    "no users: give at least one under users (or --conf users.0.username=... --conf users.0.password=...), or a login_url");
         }
         long distinct = users.stream().map(UserAccount::username).distinct().count();
         if (distinct != users.size()) {

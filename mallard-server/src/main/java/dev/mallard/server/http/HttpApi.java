@@ -175,10 +175,19 @@ public final class HttpApi implements AutoCloseable {
             if (username == null || password == null) {
                 throw new MallardException(ErrorCode.USER_AUTH_FAILED, "give username and password in the JSON body, or Basic credentials");
             }
-            users.authenticate(username, password, remote(request));
-            sessions.checkLoginClaims(username, claims);
+            // With login_url the login service decides, and the token carries what it granted.
+            Optional<TokenService.Delegated> delegated = tokens.delegatedLogin(username, password, claims);
+            String token;
+            if (delegated.isPresent()) {
+                username = delegated.get().username();
+                token = delegated.get().token();
+            } else {
+                users.authenticate(username, password, remote(request));
+                sessions.checkLoginClaims(username, claims);
+                token = tokens.issue(username, claims);
+            }
             ObjectNode answer = JSON.createObjectNode();
-            answer.put("accessToken", tokens.issue(username, claims));
+            answer.put("accessToken", token);
             answer.put("username", username);
             answer.put("tokenType", "Bearer");
             response.header(HeaderNames.CONTENT_TYPE, JSON_TYPE).send(answer.toString());

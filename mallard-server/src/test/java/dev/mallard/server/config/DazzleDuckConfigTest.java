@@ -80,7 +80,7 @@ class DazzleDuckConfigTest {
 
     @Test
     void theFeaturesOfOtherIssuesAreRefusedAsNotSupportedYetByName() {
-        for (String key : List.of("named_query_table=\"hub.queries\"", "ingestion.max_delay_ms=500", "login_url=\"http://127.0.0.1:1/login\"",
+        for (String key : List.of("named_query_table=\"hub.queries\"", "ingestion.max_delay_ms=500",
                 "ingestion_task_factory_provider.ingestion_path=/tmp/x")) {
             assertThatThrownBy(() -> reader.read(Optional.empty(), List.of("dazzleduck_server.users=[{username=ada,password=pw}]",
                     "dazzleduck_server." + key)))
@@ -88,6 +88,16 @@ class DazzleDuckConfigTest {
                     .hasMessageContaining("not supported yet")
                     .satisfies(e -> assertThat(code(e)).isEqualTo(ErrorCode.USER_CONFIG_UNSUPPORTED));
         }
+    }
+
+    @Test
+    void loginUrlDelegatesLoginsAndNeedsNoUsers() {
+        ServerConfig config = reader.read(Optional.empty(), List.of("dazzleduck_server.login_url=\"http://127.0.0.1:9/login\""));
+        assertThat(config.plan().loginUrl()).hasValue(java.net.URI.create("http://127.0.0.1:9/login"));
+        assertThat(config.users()).isEmpty();
+        assertThatThrownBy(() -> reader.read(Optional.empty(), List.of("dazzleduck_server.login_url=\"ftp://127.0.0.1/login\"")))
+                .hasMessageContaining("login_url")
+                .satisfies(e -> assertThat(code(e)).isEqualTo(ErrorCode.USER_CONFIG_INVALID));
     }
 
     @Test
