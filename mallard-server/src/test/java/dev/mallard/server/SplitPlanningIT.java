@@ -233,6 +233,40 @@ class SplitPlanningIT {
         }
     }
 
+    @Test
+    void underRowLevelSecurityEachSplitRunsWithTheSessionsFilterAndTogetherTheyAreTheFilteredQuery() throws Exception {
+        Path dir = root.resolve("restricted");
+        java.nio.file.Files.createDirectories(dir);
+        dev.mallard.server.config.UserAccount files = new dev.mallard.server.config.UserAccount("files", dev.mallard.server.auth.PasswordHash.of("files-password"),
+                java.util.Map.of(dev.mallard.server.rls.RlsClaims.ACCESS, "[[\"path\",\"" + large + "/\",\"*\",\"key <> 'k2'\"]]"), List.of());
+        try (MallardServer restricted = MallardServer.start(new dev.mallard.server.config.ServerConfig(dir, Optional.empty(), "127.0.0.1", 0,
+                dev.mallard.server.config.ServerConfig.DEFAULT_HTTP_MAX_BODY_BYTES, 0, Optional.empty(), List.of(files), AccessMode.RESTRICTED,
+                Optional.empty(), dev.mallard.server.config.ServerConfig.DEFAULT_TOKEN_EXPIRY_MINUTES, dev.mallard.server.config.ServerConfig.SessionLimits.DEFAULT,
+                1000, 0, Optional.empty()))) {
+            HttpResponse<String> login = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + restricted.httpPort() + "/v1/login"))
+                    .POST(HttpRequest.BodyPublishers.ofString("{\"username\": \"files\", \"password\": \"files-password\"}")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            String restrictedToken = JSON.readTree(login.body()).path("accessToken").asText();
+            // RESTRICTED admits a file reader with constant arguments only: no named parameters.
+            String query = "SELECT concat_ws('|', n, key, dt, p) AS r FROM read_parquet('" + large + "/*/*/*.parquet') WHERE dt = '2025-01-01'";
+            HttpResponse<String> planned = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + restricted.httpPort() + "/v1/plan"))
+                    .header("Authorization", "Bearer " + restrictedToken).header("x-dd-split-size", "1")
+                    .POST(HttpRequest.BodyPublishers.ofString(JSON.createObjectNode().put("query", query).toString())).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(planned.statusCode()).as(planned.body()).isEqualTo(200);
+            JsonNode plan = JSON.readTree(planned.body());
+            assertThat(plan).hasSize(2);
+            List<String> union = new ArrayList<>();
+            for (JsonNode split : plan) {
+                union.addAll(httpRows(restricted, restrictedToken, split.path("descriptor").path("statementHandle").path("query").asText()));
+            }
+            Collections.sort(union);
+            List<String> whole = httpRows(restricted, restrictedToken, query);
+            assertThat(whole).isNotEmpty().noneMatch(row -> row.contains("|k2|"));
+            assertThat(union).isEqualTo(whole);
+            assertThat(httpRows(query)).anyMatch(row -> row.contains("|k2|"));
+        }
+    }
+
     private static CallOption splitSize(String value) {
         FlightCallHeaders headers = new FlightCallHeaders();
         headers.insert("x-dd-split-size", value);
@@ -266,8 +300,12 @@ class SplitPlanningIT {
 
     /** The query's rows over {@code /v1/query} as JSON lines, sorted. */
     private static List<String> httpRows(String query) throws Exception {
-        HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.httpPort() + "/v1/query"))
-                .header("Authorization", "Bearer " + token).header("Accept", "application/jsonl")
+        return httpRows(server, token, query);
+    }
+
+    private static List<String> httpRows(MallardServer target, String bearerToken, String query) throws Exception {
+        HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + target.httpPort() + "/v1/query"))
+                .header("Authorization", "Bearer " + bearerToken).header("Accept", "application/jsonl")
                 .POST(HttpRequest.BodyPublishers.ofString(JSON.createObjectNode().put("query", query).toString())).build(), HttpResponse.BodyHandlers.ofString());
         assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
         List<String> rows = new ArrayList<>();

@@ -155,6 +155,11 @@ final class HivePruning {
     }
 
     /** The column types of {@code SELECT * FROM <from>}, by lower-case name. */
+    static Map<String, String> describeTypes(Connection connection, ObjectNode from) throws SQLException {
+        return describe(connection, from);
+    }
+
+    /** The column types of {@code SELECT * FROM <from>}, by lower-case name. */
     private static Map<String, String> describe(Connection connection, ObjectNode from) throws SQLException {
         JsonNode template = ParquetSplits.serialize(connection, "SELECT * FROM __from").path("statements").get(0).deepCopy();
         ((ObjectNode) template.path("node")).set("from_table", from.deepCopy());

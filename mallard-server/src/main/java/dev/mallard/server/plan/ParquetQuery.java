@@ -149,13 +149,16 @@ final class ParquetQuery {
         JsonNode listExpression = ParquetSplits.serialize(connection, list.append("]").toString())
                 .path("statements").get(0).path("node").path("select_list").get(0);
         JsonNode copy = statement.deepCopy();
-        ObjectNode call = (ObjectNode) find(copy, "TABLE_FUNCTION").path("function");
+        ObjectNode from = (ObjectNode) find(copy, "TABLE_FUNCTION");
+        ObjectNode call = (ObjectNode) from.path("function");
         if (call.has("arguments")) {
             ((ObjectNode) call.path("arguments").get(0)).set("expression", listExpression);
         } else {
             ((ArrayNode) call.path("children")).set(0, listExpression);
         }
-        if (!pinnedTypes.isEmpty()) {
+        // Only when DuckDB would type this split's partition columns otherwise: a plain call stays one that
+        // RESTRICTED's rewriter admits (it takes no named parameters).
+        if (!pinnedTypes.isEmpty() && !HivePruning.describeTypes(connection, from).entrySet().containsAll(pinnedTypes.entrySet())) {
             StringBuilder types = new StringBuilder("SELECT * FROM read_parquet('x', hive_types = {");
             int i = 0;
             for (java.util.Map.Entry<String, String> type : pinnedTypes.entrySet()) {
