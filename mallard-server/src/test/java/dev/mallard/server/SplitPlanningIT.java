@@ -200,6 +200,13 @@ class SplitPlanningIT {
     }
 
     @Test
+    void aStatementThatIsNotAQueryRunsAsWithoutASplitSize() throws Exception {
+        FlightInfo created = sql.execute("CREATE TABLE made_with_a_split_size AS SELECT 1 AS x", bearer, splitSize("1"));
+        assertThat(created.getEndpoints()).hasSize(1);
+        assertThat(httpRows("SELECT CAST(count(*) AS VARCHAR) AS r FROM made_with_a_split_size")).containsExactly("1");
+    }
+
+    @Test
     void aDescriptorChangedToReadAnotherFileIsRefused() throws Exception {
         String query = HiveTables.exampleQuery(example) + " WHERE dt = '2025-01-01'";
         JsonNode handle = plan(query, Optional.of("1")).get(0).path("descriptor").path("statementHandle");

@@ -154,11 +154,11 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
             window(context);
             Session session = statementSession(context);
             String sql = command.getQuery();
+            CheckedSql checked = policy.check(session, session.admit(sql));
             long splitSize = dev.mallard.server.plan.SplitPlanner.splitSize(header(context, dev.mallard.server.plan.SplitPlanner.SPLIT_SIZE));
-            if (splitSize > 0) {
+            if (splitSize > 0 && dev.mallard.server.plan.SplitPlanner.plannable(checked)) {
                 return splitInfo(session, sql, splitSize, context, descriptor);
             }
-            CheckedSql checked = policy.check(session, session.admit(sql));
             if (checked.throughViews()) {
                 return pending(session, session.execute(checked, options(context)), descriptor);
             }

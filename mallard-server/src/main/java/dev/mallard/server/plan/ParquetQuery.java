@@ -246,12 +246,22 @@ final class ParquetQuery {
         return onlyOrdering(node) && node.path("cte_map").path("map").isEmpty() && node.path("group_expressions").isEmpty()
                 && node.path("group_sets").isEmpty() && isNull(node.path("having")) && isNull(node.path("qualify")) && isNull(node.path("sample"))
                 && isNull(node.path("from_table").path("sample")) && node.path("aggregate_handling").asText().equals("STANDARD_HANDLING")
-                && rowWise(node.path("select_list"), kinds) && rowWise(node.path("where_clause"), kinds);
+                && rowWise(node.path("select_list"), kinds) && rowWise(node.path("where_clause"), kinds) && rowWiseOrdering(node, kinds);
     }
 
     private static boolean onlyOrdering(JsonNode node) {
         for (JsonNode modifier : node.path("modifiers")) {
             if (!modifier.path("type").asText().equals("ORDER_MODIFIER")) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Whether the ORDER BY expressions are row by row too (an aggregate there would make the SELECT one). */
+    private static boolean rowWiseOrdering(JsonNode node, FunctionKinds kinds) throws SQLException {
+        for (JsonNode modifier : node.path("modifiers")) {
+            if (!rowWise(modifier.path("orders"), kinds)) {
                 return false;
             }
         }

@@ -104,6 +104,12 @@ public final class SplitPlanner {
         return planned.stream().map(split -> split(split.sql(), split.size())).toList();
     }
 
+    /** Whether a checked text is one query, which a split GetFlightInfo plans; any other runs as without a split size. */
+    public static boolean plannable(dev.mallard.server.sql.CheckedSql checked) {
+        return !checked.throughViews() && checked.classification().single()
+                && checked.classification().statement().kind() == dev.mallard.core.sql.StatementKind.QUERY;
+    }
+
     private Split split(String sql, long size) {
         long id = nextQueryId.incrementAndGet();
         ObjectNode handle = JSON.createObjectNode();

@@ -87,6 +87,18 @@ class ParquetSplitsTest {
     }
 
     @Test
+    void distinctWindowsJoinsAndSubqueriesAreOneSplitEach() throws Exception {
+        String files = "read_parquet('" + table + "/*/*/*.parquet')";
+        for (String query : List.of("SELECT DISTINCT key FROM " + files, "SELECT key, row_number() OVER () FROM " + files,
+                "SELECT * FROM " + files + " a JOIN " + files + " b USING (key)", "SELECT * FROM " + files + " WHERE key IN (SELECT 'k1')",
+                "WITH f AS (SELECT * FROM " + files + ") SELECT * FROM f", "SELECT * FROM " + files + " UNION ALL SELECT 'x', 'y', DATE '2024-01-01', 'z'",
+                "SELECT * FROM " + files + " USING SAMPLE 1", "SELECT * FROM " + files + " ORDER BY count(*) OVER ()")) {
+            assertEquals(List.of(new ParquetSplits.Planned(query, -1, List.of())), ParquetSplits.plan(connection, query, 1), query);
+        }
+        assertEquals(3, ParquetSplits.plan(connection, "SELECT key FROM " + files + " ORDER BY key", 1).size());
+    }
+
+    @Test
     void aPlainReadParquetPrunesWithAutodetectedPartitionTypes() throws Exception {
         String query = "SELECT key, upper(p) AS p FROM read_parquet('" + table + "/*/*/*.parquet') WHERE dt >= DATE '2025-01-01' AND key <> 'none'";
         List<ParquetSplits.Planned> splits = ParquetSplits.plan(connection, query, 1);
