@@ -105,7 +105,8 @@ public final class MallardServer implements AutoCloseable {
         }
         byte[] secret = SigningSecret.resolve(config.secretKey(), config.warehouse(), config.tokenAlgorithm());
         UserDirectory users = new UserDirectory(config.users(), config.loginLimits(), Clock.systemUTC());
-        TokenService tokens = new TokenService(secret, config.tokenAlgorithm(), Duration.ofMinutes(config.tokenExpiryMinutes()), Clock.systemUTC(), users);
+        TokenService tokens = new TokenService(secret, config.tokenAlgorithm(), Duration.ofMinutes(config.tokenExpiryMinutes()), Clock.systemUTC(), users,
+                config.plan().loginUrl().map(dev.mallard.server.auth.LoginDelegate::new));
         AccessPolicy policy = new AccessPolicy(config.accessMode());
         Optional<SSLContext> httpsContext = config.tls().map(TlsFiles::sslContext);
         Engine engine = config.database().map(Engine::onFile).orElseGet(Engine::inMemory);
@@ -131,8 +132,9 @@ public final class MallardServer implements AutoCloseable {
             metrics = new ServerMetrics(registry, open::size);
             hosted = hosting.start(new HostContext(engine, registry, config.hosted(), config.accessMode(), tokens));
             StatementAudit audit = new StatementAudit(metrics);
+            dev.mallard.server.plan.SplitPlanner planner = new dev.mallard.server.plan.SplitPlanner(secret, "mallard");
             MallardFlightSqlProducer producer = new MallardFlightSqlProducer(sessions, policy, engine.allocator(), version(),
-                    config.fetchSize(), config.queryTimeoutSeconds(), audit);
+                    config.fetchSize(), config.queryTimeoutSeconds(), audit, planner, config.plan().dataProcessorLocations());
             flight = FlightSqlEndpoint.start(config.host(), config.flightPort(), config.tls(), producer, users, tokens, sessions, engine.allocator());
             Optional<dev.mallard.server.datasets.ServedDatasets> datasets = config.namedData().serve().map(serve ->
                     dev.mallard.server.datasets.ServedDatasets.inServer(serve, engine::newSession, tokens, open, policy));
@@ -141,7 +143,7 @@ public final class MallardServer implements AutoCloseable {
             namedData = new NamedData(datasets, namedQueries);
             HttpApi http = HttpApi.start(config.host(), config.httpPort(), users, tokens, sessions, policy, config.fetchSize(),
                     config.queryTimeoutSeconds(), config.httpMaxBodyBytes(), httpsContext, config.allowOrigins(),
-                    ServerHealth.of(engine, Clock.systemUTC(), hosted), metrics, hosted, namedData::routes);
+                    ServerHealth.of(engine, Clock.systemUTC(), hosted), metrics, planner, hosted, namedData::routes);
             LOG.info("server started flight_port={} http_port={} tls={} access_mode={} file_access={} database={} users={}", flight.port(), http.port(),
                     config.tls().isPresent(), config.accessMode(), config.fileAccess().name().toLowerCase(java.util.Locale.ROOT), config.database().map(Path::toString).orElse(":memory:"), config.users().size());
             return new MallardServer(engine, sessions, flight, http, users, metrics, hosted, namedData);

@@ -117,6 +117,8 @@ public enum ErrorCode {
             "A file or directory Mallard needs could not be read or written."),
     SYSTEM_HTTP_BIND_FAILED("system.http.bind_failed", ExitCode.SYSTEM_FAULT,
             "The HTTP port (metrics, health) could not be bound: another process holds it or it is not permitted."),
+    SYSTEM_LOGIN_SERVICE_FAILED("system.auth.login_service_failed", ExitCode.SYSTEM_FAULT,
+            "The login service (login_url) could not be reached in time, or answered an error or a body that is not a login answer."),
     SYSTEM_FLIGHT_BIND_FAILED("system.flight.bind_failed", ExitCode.SYSTEM_FAULT,
             "The Flight SQL port could not be bound: another process holds it or it is not permitted."),
     SYSTEM_VIEW_BUSY("system.view.busy", ExitCode.SYSTEM_FAULT,

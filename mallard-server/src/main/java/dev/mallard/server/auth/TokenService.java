@@ -46,7 +46,9 @@ public final class TokenService {
     public static final int MAX_CLAIMS_BYTES = 8_192;
     /** Clock skew allowed between a token's issuer and this server when capping {@code exp}. */
     private static final Duration SKEW = Duration.ofMinutes(1);
-    private static final Set<String> RESERVED = Set.of("sub", "iss", "aud", "exp", "nbf", "iat", "jti", GENERATION);
+    /** The claim marking a token minted for what the login service ({@code login_url}) granted: its user need not be configured. */
+    static final String DELEGATED = "mallard_login";
+    private static final Set<String> RESERVED = Set.of("sub", "iss", "aud", "exp", "nbf", "iat", "jti", GENERATION, DELEGATED);
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final TokenAlgorithm algorithm;
@@ -61,10 +63,19 @@ public final class TokenService {
      * per JDBC query), and parsing and verifying it each time cost more than the rest of a one-row query's work on
      * the server. Expiry and the user are still checked on every use. Bounded: past {@link #VERIFIED_MAX} it starts over.
      */
-    private final Map<String, AccessToken> verified = new ConcurrentHashMap<>();
+    private final Map<String, Verified> verified = new ConcurrentHashMap<>();
+    private final Optional<LoginDelegate> delegate;
+
+    private record Verified(AccessToken token, boolean delegated) {}
     static final int VERIFIED_MAX = 10_000;
 
     public TokenService(byte[] secret, TokenAlgorithm algorithm, Duration lifetime, Clock clock, UserDirectory users) {
+        this(secret, algorithm, lifetime, clock, users, Optional.empty());
+    }
+
+    /** @param delegate the login service ({@code login_url}) that decides logins instead of {@code users}, if any */
+    public TokenService(byte[] secret, TokenAlgorithm algorithm, Duration lifetime, Clock clock, UserDirectory users, Optional<LoginDelegate> delegate) {
+        this.delegate = requireNonNull(delegate, "delegate is null");
         requireNonNull(secret, "secret is null");
         this.algorithm = requireNonNull(algorithm, "algorithm is null");
         this.lifetime = requireNonNull(lifetime, "lifetime is null");
@@ -90,6 +101,27 @@ public final class TokenService {
      *     for claims larger than {@link #MAX_CLAIMS_BYTES} as JSON
      */
     public String issue(String username, Map<String, Object> claims) {
+        return issue(username, claims, false);
+    }
+
+    /** A login decided by the login service, and the token signed for what it granted. */
+    public record Delegated(String username, String token) {}
+
+    /**
+     * With {@code login_url}, logs in through the login service and signs what it grants (its username and claims);
+     * empty when the server has no login service, and the configured users decide.
+     *
+     * @throws MallardException {@code user.auth.failed} when the service refuses; {@code system.auth.login_service_failed}
+     */
+    public Optional<Delegated> delegatedLogin(String username, String password, Map<String, Object> claims) {
+        if (delegate.isEmpty()) {
+            return Optional.empty();
+        }
+        LoginDelegate.Granted granted = delegate.get().login(username, password, claims);
+        return Optional.of(new Delegated(granted.username(), issue(granted.username(), granted.claims(), true)));
+    }
+
+    private String issue(String username, Map<String, Object> claims, boolean delegated) {
         requireNonNull(username, "username is null");
         int size;
         try {
@@ -108,7 +140,11 @@ public final class TokenService {
                 .jwtID(UUID.randomUUID().toString())
                 .issueTime(Date.from(now))
                 .expirationTime(Date.from(now.plus(lifetime)));
-        generation(username).ifPresent(value -> builder.claim(GENERATION, value));
+        if (delegated) {
+            builder.claim(DELEGATED, "login_url");
+        } else {
+            generation(username).ifPresent(value -> builder.claim(GENERATION, value));
+        }
         claims.forEach((name, value) -> {
             if (RESERVED.contains(name)) {
                 throw new MallardException(ErrorCode.USER_AUTH_FAILED, "claim '" + name + "' is set by the server and may not be given at login");
@@ -131,19 +167,22 @@ public final class TokenService {
      */
     public AccessToken verify(String token) {
         requireNonNull(token, "token is null");
-        AccessToken known = verified.get(token);
-        if (known == null) {
-            known = check(token);
+        Verified checked = verified.get(token);
+        if (checked == null) {
+            checked = check(token);
             if (verified.size() >= VERIFIED_MAX) {
                 verified.clear();
             }
-            verified.put(token, known);
+            verified.put(token, checked);
         }
+        AccessToken known = checked.token();
         if (!known.expiresAt().isAfter(clock.instant())) {
             verified.remove(token);
             throw refused("the access token has expired; log in again");
         }
-        if (!users.exists(known.username())) {
+        // A user the login service vouched for need not be configured, while this server still delegates its logins.
+        boolean vouched = checked.delegated() && delegate.isPresent();
+        if (!vouched && !users.exists(known.username())) {
             throw refused("the access token's user is not configured on this server; log in as a configured user");
         }
         if (known.generation().isPresent() && !known.generation().equals(generation(known.username()))) {
@@ -152,7 +191,7 @@ public final class TokenService {
         return known;
     }
 
-    private AccessToken check(String token) {
+    private Verified check(String token) {
         SignedJWT jwt;
         try {
             jwt = SignedJWT.parse(token);
@@ -177,10 +216,11 @@ public final class TokenService {
             }
             String sessionId = claims.getJWTID() != null ? claims.getJWTID() : "jwt-" + digest(token);
             Optional<String> generation = Optional.ofNullable(claims.getStringClaim(GENERATION));
+            boolean delegated = claims.getClaim(DELEGATED) != null;
             Map<String, Object> extra = new HashMap<>(claims.getClaims());
             RESERVED.forEach(extra::remove);
             extra.values().removeIf(java.util.Objects::isNull);
-            return new AccessToken(claims.getSubject(), sessionId, expiry.toInstant(), extra, generation);
+            return new Verified(new AccessToken(claims.getSubject(), sessionId, expiry.toInstant(), extra, generation), delegated);
         } catch (JOSEException | ParseException e) {
             throw refused("the access token cannot be verified");
         }

@@ -38,8 +38,7 @@ final class DazzleDuckConfig {
     static final String ROOT = "dazzleduck_server";
 
     /** Keys of features other parts of Mallard will serve (the named-query hub, ingestion, delegated login). */
-    private static final Set<String> NOT_YET = Set.of("ingestion", "ingestion_task_factory_provider", "login_url",
-            "temp_write_location", "data_processor_locations");
+    private static final Set<String> NOT_YET = Set.of("ingestion", "ingestion_task_factory_provider", "temp_write_location");
 
     private static final Pattern ENV = Pattern.compile("\\$\\{([A-Za-z_][A-Za-z0-9_]*)}");
 
@@ -219,9 +218,45 @@ final class DazzleDuckConfig {
                     + " longest a client may ask for; give one of them");
         }
         maxTimeout.or(() -> timeout).ifPresent(ms -> root.put("query_timeout_seconds", (int) Math.ceil(ms / 1000.0)));
+        string(dd, "login_url", done).ifPresent(url -> root.put("login_url", url));
+        dataProcessorLocations(dd, root, done);
         Optional<String> startup = startupScript(dd, base, done);
         dev.mallard.server.hosted.HostedConfigReader.copyHocon(dd, root);
         return new Read(root, startup);
+    }
+
+    /** DazzleDuck's {@code flight_sql.data_processor_locations}, a list of {@code {host, port, use_encryption}}, as Mallard's {@code flight.data_processor_locations}. */
+    private static void dataProcessorLocations(Config dd, ObjectNode root, Set<String> done) {
+        String path = "flight_sql.data_processor_locations";
+        if (!dd.hasPath(path)) {
+            return;
+        }
+        done.add(path);
+        List<? extends ConfigObject> list;
+        try {
+            list = dd.getObjectList(path);
+        } catch (ConfigException e) {
+            throw new MallardException(ErrorCode.USER_CONFIG_INVALID, key(path) + " must be a list of {host, port, use_encryption}: " + e.getMessage(), e);
+        }
+        ObjectNode flight = root.has("flight") ? (ObjectNode) root.get("flight") : root.putObject("flight");
+        ArrayNode locations = flight.putArray("data_processor_locations");
+        for (int i = 0; i < list.size(); i++) {
+            Config location = list.get(i).toConfig();
+            for (String field : location.root().keySet()) {
+                if (!Set.of("host", "port", "use_encryption").contains(field)) {
+                    throw new MallardException(ErrorCode.USER_CONFIG_UNKNOWN_KEY, "unknown key " + key(path + "." + i + "." + field)
+                            + "; a data processor location has host, port, use_encryption");
+                }
+            }
+            ObjectNode entry = locations.addObject();
+            try {
+                entry.put("host", location.getString("host"));
+                entry.put("port", location.getInt("port"));
+                entry.put("use_encryption", location.hasPath("use_encryption") && location.getBoolean("use_encryption"));
+            } catch (ConfigException e) {
+                throw new MallardException(ErrorCode.USER_CONFIG_INVALID, key(path + "." + i) + " needs a host (string) and a port (number): " + e.getMessage(), e);
+            }
+        }
     }
 
     /** DazzleDuck's {@code startup_script_provider}: inline {@code content}, then the file at {@code script_location} with {@code ${ENV}} replaced. */
@@ -287,8 +322,8 @@ final class DazzleDuckConfig {
 
     private static final Set<String> KNOWN = Set.of("flight_sql", "http", "warehouse", "access_mode", "secret_key", "users", "jwt_token",
             "query_timeout_ms", "max_query_timeout_ms", "startup_script_provider", "server_cert", "keystore", "pipelines", "pipeline_admins",
-            "named_query_table");
-    private static final Set<String> KNOWN_FLIGHT = Set.of("host", "port", "use_encryption");
+            "named_query_table", "login_url");
+    private static final Set<String> KNOWN_FLIGHT = Set.of("host", "port", "use_encryption", "data_processor_locations");
     private static final Set<String> KNOWN_HTTP = Set.of("host", "port", "allow-origin", "authentication", "tls");
 
     private static void refuseUnknown(Config dd) {
@@ -300,7 +335,7 @@ final class DazzleDuckConfig {
                 throw new MallardException(ErrorCode.USER_CONFIG_UNKNOWN_KEY, "unknown key " + key(top) + ": Mallard does not implement it (docs/server.md lists the keys it reads)");
             }
         }
-        nested(dd, "flight_sql", KNOWN_FLIGHT, Set.of("data_processor_locations", "service_name"));
+        nested(dd, "flight_sql", KNOWN_FLIGHT, Set.of("service_name"));
         nested(dd, "http", KNOWN_HTTP, Set.of());
     }
 

@@ -168,9 +168,9 @@ public final class ServerConfigReader {
                     YAML.convertValue(user.path("login_claims").isArray() ? user.path("login_claims") : JsonNodeFactory.instance.arrayNode(), List.class),
                     groups));
         }
-        if (users.isEmpty()) {
+        if (users.isEmpty() && text(root, "login_url").isEmpty()) {
             throw new MallardException(ErrorCode.USER_CONFIG_INVALID,
-                    "no users: give at least one under users (or --conf users.0.username=... --conf users.0.password=...)");
+                    "no users: give at least one under users (or --conf users.0.username=... --conf users.0.password=...), or a login_url");
         }
         long distinct = users.stream().map(UserAccount::username).distinct().count();
         if (distinct != users.size()) {
@@ -207,7 +207,8 @@ public final class ServerConfigReader {
                 text(root.path("jwt_token"), "algorithm").map(dev.mallard.server.auth.TokenAlgorithm::parse)
                         .orElse(dev.mallard.server.auth.TokenAlgorithm.DEFAULT),
                 strings(root.path("http").path("allow_origin")),
-                Optional.empty()).withHosted(dev.mallard.server.hosted.HostedConfigReader.read(root, base)));
+                Optional.empty()).withHosted(dev.mallard.server.hosted.HostedConfigReader.read(root, base))
+                .withPlan(dev.mallard.server.plan.PlanConfig.read(root)));
     }
 
     private static ServerConfig withNamedData(JsonNode root, ServerConfig config) {

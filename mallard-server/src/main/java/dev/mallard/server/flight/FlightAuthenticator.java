@@ -69,9 +69,16 @@ final class FlightAuthenticator implements CallHeaderAuthenticator {
         }
         String username = decoded.substring(0, colon);
         // A call header authenticator does not see the peer's address: Flight logins are counted per user on one key.
-        users.authenticate(username, decoded.substring(colon + 1), FLIGHT_PEER);
-        sessions.checkLoginClaims(username, claims);
-        String jwt = tokens.issue(username, claims);
+        // With login_url the login service decides, and the token carries what it granted.
+        java.util.Optional<TokenService.Delegated> delegated = tokens.delegatedLogin(username, decoded.substring(colon + 1), claims);
+        String jwt;
+        if (delegated.isPresent()) {
+            jwt = delegated.get().token();
+        } else {
+            users.authenticate(username, decoded.substring(colon + 1), FLIGHT_PEER);
+            sessions.checkLoginClaims(username, claims);
+            jwt = tokens.issue(username, claims);
+        }
         AccessToken token = tokens.verify(jwt);
         sessions.open(token);
         return new AuthResult() {

@@ -30,7 +30,7 @@ final class FlightErrors {
             case USER_SQL_TIMEOUT -> CallStatus.TIMED_OUT;
             case USER_SQL_CANCELLED -> CallStatus.CANCELLED;
             case USER_PREPARED_STATEMENT_CLOSED -> CallStatus.NOT_FOUND;
-            case USER_SESSION_BUSY -> CallStatus.UNAVAILABLE;
+            case USER_SESSION_BUSY, SYSTEM_LOGIN_SERVICE_FAILED -> CallStatus.UNAVAILABLE;
             default -> code.errorClass().equals("user") ? CallStatus.INVALID_ARGUMENT : CallStatus.INTERNAL;
         };
     }

@@ -97,8 +97,18 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
      */
     private final ExecutorService streams = Executors.newCachedThreadPool(Thread.ofPlatform().name("flight-stream-", 0).daemon().factory());
 
+    private final dev.mallard.server.plan.SplitPlanner planner;
+    private final org.apache.arrow.flight.Location[] dataProcessors;
+
+    /**
+     * @param planner plans a GetFlightInfo sent with {@code x-dd-split-size} into one endpoint per split
+     * @param dataProcessors the locations each split's endpoint names (none: this server)
+     */
     public MallardFlightSqlProducer(SessionRegistry sessions, AccessPolicy policy, BufferAllocator allocator, String version,
-            int defaultFetchSize, int maxTimeoutSeconds, StatementAudit audit) {
+            int defaultFetchSize, int maxTimeoutSeconds, StatementAudit audit, dev.mallard.server.plan.SplitPlanner planner,
+            List<java.net.URI> dataProcessors) {
+        this.planner = requireNonNull(planner, "planner is null");
+        this.dataProcessors = dataProcessors.stream().map(org.apache.arrow.flight.Location::new).toArray(org.apache.arrow.flight.Location[]::new);
         this.audit = requireNonNull(audit, "audit is null");
         this.defaultFetchSize = defaultFetchSize;
         this.maxTimeoutSeconds = maxTimeoutSeconds;
@@ -145,6 +155,10 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
             Session session = statementSession(context);
             String sql = command.getQuery();
             CheckedSql checked = policy.check(session, session.admit(sql));
+            long splitSize = dev.mallard.server.plan.SplitPlanner.splitSize(header(context, dev.mallard.server.plan.SplitPlanner.SPLIT_SIZE));
+            if (splitSize > 0 && dev.mallard.server.plan.SplitPlanner.plannable(checked)) {
+                return splitInfo(session, sql, splitSize, context, descriptor);
+            }
             if (checked.throughViews()) {
                 return pending(session, session.execute(checked, options(context)), descriptor);
             }
@@ -184,11 +198,46 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
         });
     }
 
+    /** One endpoint per split, its ticket the split's signed descriptor, each naming the data processors. */
+    private FlightInfo splitInfo(Session session, String sql, long splitSize, CallContext context, FlightDescriptor descriptor) {
+        List<dev.mallard.server.plan.SplitPlanner.Split> splits = planner.plan(session, policy, sql, splitSize);
+        PreparedQuery prepared = prepare(session, policy.check(session, session.admit(sql)), context);
+        Schema schema = prepared.datasetSchema();
+        session.release(prepared);
+        List<FlightEndpoint> endpoints = new ArrayList<>();
+        for (dev.mallard.server.plan.SplitPlanner.Split split : splits) {
+            TicketStatementQuery ticket = TicketStatementQuery.newBuilder().setStatementHandle(ByteString.copyFromUtf8(split.descriptor())).build();
+            endpoints.add(new FlightEndpoint(new Ticket(Any.pack(ticket).toByteArray()), dataProcessors));
+        }
+        return new FlightInfo(schema, descriptor, endpoints, -1, -1);
+    }
+
+    /**
+     * A split descriptor's SQL, checked for this session as every statement is ({@code policy.check(session, session.admit(sql))}),
+     * kept as a query this DoGet runs.
+     */
+    private String keepSplit(Session session, String descriptor, CallContext context) {
+        CheckedSql checked = policy.check(session, session.admit(planner.verifiedSql(descriptor)));
+        if (checked.throughViews()) {
+            throw new MallardException(ErrorCode.USER_VIEW_UNSUPPORTED, "a split runs a query over Parquet files, not a materialized view statement");
+        }
+        PreparedQuery prepared = prepare(session, checked, context);
+        String handle = UUID.randomUUID().toString();
+        session.keep(handle, DeferredQuery.ofStatement(prepared, options(context)));
+        return handle;
+    }
+
+    private static java.util.Optional<String> header(CallContext context, String name) {
+        CallHeadersMiddleware headers = context.getMiddleware(CallHeadersMiddleware.KEY);
+        return headers == null ? java.util.Optional.empty() : headers.get(name);
+    }
+
     @Override
     public void getStreamStatement(TicketStatementQuery ticket, CallContext context, ServerStreamListener listener) {
-        String handle = ticket.getStatementHandle().toStringUtf8();
+        String given = ticket.getStatementHandle().toStringUtf8();
         try {
-            Session session = session(context);
+            Session session = dev.mallard.server.plan.SplitPlanner.isDescriptor(given) ? statementSession(context) : session(context);
+            String handle = dev.mallard.server.plan.SplitPlanner.isDescriptor(given) ? keepSplit(session, given, context) : given;
             java.util.Optional<DeferredQuery> deferred = session.find(handle, DeferredQuery.class);
             if (deferred.isPresent()) {
                 QueryOptions options = atDoGet(deferred.get().options(), context);

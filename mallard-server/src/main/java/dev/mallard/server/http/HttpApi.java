@@ -69,11 +69,14 @@ public final class HttpApi implements AutoCloseable {
     private final java.util.concurrent.atomic.AtomicLong nextStatementId = new java.util.concurrent.atomic.AtomicLong(1);
     private final java.util.concurrent.ExecutorService statements = java.util.concurrent.Executors.newCachedThreadPool(
             Thread.ofPlatform().name("http-statement-", 0).daemon().factory());
+    private final dev.mallard.server.plan.SplitPlanner planner;
     private HttpEndpoints endpoints;
     private final dev.mallard.server.hosted.Hosted hosted;
 
     private HttpApi(UserDirectory users, TokenService tokens, SessionRegistry sessions, AccessPolicy policy, int defaultFetchSize,
-            int maxTimeoutSeconds, long maxBodyBytes, CorsPolicy cors, ServerHealth health, ServerMetrics metrics, dev.mallard.server.hosted.Hosted hosted) {
+            int maxTimeoutSeconds, long maxBodyBytes, CorsPolicy cors, ServerHealth health, ServerMetrics metrics,
+            dev.mallard.server.plan.SplitPlanner planner, dev.mallard.server.hosted.Hosted hosted) {
+        this.planner = requireNonNull(planner, "planner is null");
         this.hosted = requireNonNull(hosted, "hosted is null");
         this.metrics = requireNonNull(metrics, "metrics is null");
         this.audit = new StatementAudit(metrics);
@@ -93,24 +96,26 @@ public final class HttpApi implements AutoCloseable {
      *     for no CORS headers
      * @param health answers whether the database runs a statement, for {@code /health}
      * @param metrics the server's series, served on {@code /metrics}; every statement is counted and audited there
+     * @param planner plans {@code /v1/plan}'s splits
      */
     public static HttpApi start(String host, int port, UserDirectory users, TokenService tokens, SessionRegistry sessions, AccessPolicy policy,
             int defaultFetchSize, int maxTimeoutSeconds, long maxBodyBytes, Optional<javax.net.ssl.SSLContext> tls, List<String> allowOrigins,
             ServerHealth health, ServerMetrics metrics) {
         return start(host, port, users, tokens, sessions, policy, defaultFetchSize, maxTimeoutSeconds, maxBodyBytes, tls, allowOrigins, health, metrics,
-                dev.mallard.server.hosted.Hosted.NONE, routes -> { });
+                dev.mallard.server.plan.SplitPlanner.unshared(), dev.mallard.server.hosted.Hosted.NONE, routes -> { });
     }
 
     /**
-     * As above, with the routes of what the server hosts ({@link dev.mallard.server.hosted.Hosted#routes}) and of its other
-     * features ({@code /v1/datasets}, {@code /v1/named-query}, ...), each added by {@code featureRoutes}.
+     * As above, with {@code /v1/plan} signing with {@code planner}'s secret, the routes of what the server hosts
+     * ({@link dev.mallard.server.hosted.Hosted#routes}) and those of its other features ({@code /v1/datasets},
+     * {@code /v1/named-query}, ...), each added by {@code featureRoutes}.
      */
     public static HttpApi start(String host, int port, UserDirectory users, TokenService tokens, SessionRegistry sessions, AccessPolicy policy,
             int defaultFetchSize, int maxTimeoutSeconds, long maxBodyBytes, Optional<javax.net.ssl.SSLContext> tls, List<String> allowOrigins,
-            ServerHealth health, ServerMetrics metrics, dev.mallard.server.hosted.Hosted hosted,
+            ServerHealth health, ServerMetrics metrics, dev.mallard.server.plan.SplitPlanner planner, dev.mallard.server.hosted.Hosted hosted,
             java.util.function.Consumer<HttpRouting.Builder> featureRoutes) {
         HttpApi api = new HttpApi(users, tokens, sessions, policy, defaultFetchSize, maxTimeoutSeconds, maxBodyBytes, new CorsPolicy(allowOrigins),
-                health, metrics, hosted);
+                health, metrics, planner, hosted);
         api.endpoints = HttpEndpoints.start(host, port, tls, routes -> {
             api.routes(routes);
             featureRoutes.accept(routes);
@@ -127,6 +132,8 @@ public final class HttpApi implements AutoCloseable {
                 .get("/v1/query", this::queryOffVirtualThreads)
                 .post("/v1/query", this::queryOffVirtualThreads)
                 .head("/v1/query", this::queryHead)
+                .get("/v1/plan", this::plan)
+                .post("/v1/plan", this::plan)
                 .get("/v1/cancel", this::cancel)
                 .post("/v1/cancel", this::cancel);
         hosted.routes(routes);
@@ -180,10 +187,19 @@ public final class HttpApi implements AutoCloseable {
             if (username == null || password == null) {
                 throw new MallardException(ErrorCode.USER_AUTH_FAILED, "give username and password in the JSON body, or Basic credentials");
             }
-            users.authenticate(username, password, remote(request));
-            sessions.checkLoginClaims(username, claims);
+            // With login_url the login service decides, and the token carries what it granted.
+            Optional<TokenService.Delegated> delegated = tokens.delegatedLogin(username, password, claims);
+            String token;
+            if (delegated.isPresent()) {
+                username = delegated.get().username();
+                token = delegated.get().token();
+            } else {
+                users.authenticate(username, password, remote(request));
+                sessions.checkLoginClaims(username, claims);
+                token = tokens.issue(username, claims);
+            }
             ObjectNode answer = JSON.createObjectNode();
-            answer.put("accessToken", tokens.issue(username, claims));
+            answer.put("accessToken", token);
             answer.put("username", username);
             answer.put("tokenType", "Bearer");
             response.header(HeaderNames.CONTENT_TYPE, JSON_TYPE).send(answer.toString());
@@ -191,6 +207,23 @@ public final class HttpApi implements AutoCloseable {
             if (e instanceof MallardException mallard && mallard.errorCode() == ErrorCode.USER_AUTH_FAILED) {
                 metrics.loginFailed("http");
             }
+            fail(response, e);
+        }
+    }
+
+    /**
+     * DazzleDuck's split planning ({@code dev.mallard.server.plan}): the query's splits, each with this server's URL and a
+     * descriptor whose {@code query} {@code /v1/query} runs, or whose JSON a Flight DoGet ticket carries.
+     */
+    private void plan(ServerRequest request, ServerResponse response) {
+        try {
+            Session session = sessions.open(bearer(request));
+            List<dev.mallard.server.plan.SplitPlanner.Split> splits = planner.plan(session, policy, queryRequest(request).sql(),
+                    dev.mallard.server.plan.SplitPlanner.splitSize(option(request, dev.mallard.server.plan.SplitPlanner.SPLIT_SIZE)));
+            io.helidon.common.uri.UriInfo self = request.requestedUri();
+            response.header(HeaderNames.CONTENT_TYPE, JSON_TYPE).send(dev.mallard.server.plan.SplitPlanner.answer(splits,
+                    List.of(self.scheme() + "://" + self.host() + ":" + self.port())));
+        } catch (RuntimeException e) {
             fail(response, e);
         }
     }

@@ -20,6 +20,7 @@ final class HttpErrors {
             case USER_SQL_CANCELLED, USER_SESSION_BUSY -> Status.CONFLICT_409;
             case USER_REQUEST_TOO_LARGE -> Status.REQUEST_ENTITY_TOO_LARGE_413;
             case USER_QUERY_NOT_FOUND -> Status.NOT_FOUND_404;
+            case SYSTEM_LOGIN_SERVICE_FAILED -> Status.BAD_GATEWAY_502;
             default -> code.errorClass().equals("user") ? Status.BAD_REQUEST_400 : Status.INTERNAL_SERVER_ERROR_500;
         };
     }

@@ -80,8 +80,7 @@ class DazzleDuckConfigTest {
 
     @Test
     void theFeaturesOfOtherIssuesAreRefusedAsNotSupportedYetByName() {
-        for (String key : List.of("ingestion.max_delay_ms=500", "login_url=\"http://127.0.0.1:1/login\"",
-                "ingestion_task_factory_provider.ingestion_path=/tmp/x", "flight_sql.data_processor_locations=[]")) {
+        for (String key : List.of("ingestion.max_delay_ms=500", "ingestion_task_factory_provider.ingestion_path=/tmp/x")) {
             assertThatThrownBy(() -> reader.read(Optional.empty(), List.of("dazzleduck_server.users=[{username=ada,password=pw}]",
                     "dazzleduck_server." + key)))
                     .hasMessageContaining("dazzleduck_server." + key.substring(0, key.indexOf('=')).split("\\.")[0])
@@ -95,6 +94,28 @@ class DazzleDuckConfigTest {
         ServerConfig config = reader.read(Optional.empty(), List.of("dazzleduck_server.users=[{username=ada,password=pw}]",
                 "dazzleduck_server.named_query_table=\"app.named_queries\""));
         assertThat(config.namedData().namedQueryTable()).contains("app.named_queries");
+    }
+
+    @Test
+    void loginUrlDelegatesLoginsAndNeedsNoUsers() {
+        ServerConfig config = reader.read(Optional.empty(), List.of("dazzleduck_server.login_url=\"http://127.0.0.1:9/login\""));
+        assertThat(config.plan().loginUrl()).hasValue(java.net.URI.create("http://127.0.0.1:9/login"));
+        assertThat(config.users()).isEmpty();
+        assertThatThrownBy(() -> reader.read(Optional.empty(), List.of("dazzleduck_server.login_url=\"ftp://127.0.0.1/login\"")))
+                .hasMessageContaining("login_url")
+                .satisfies(e -> assertThat(code(e)).isEqualTo(ErrorCode.USER_CONFIG_INVALID));
+    }
+
+    @Test
+    void dataProcessorLocationsBecomeTheFlightLocationsOfSplitPlans() {
+        ServerConfig config = reader.read(Optional.empty(), List.of("dazzleduck_server.users=[{username=ada,password=pw}]",
+                "dazzleduck_server.flight_sql.data_processor_locations=[{host=worker-1, port=59307}, {host=worker-2, port=443, use_encryption=true}]"));
+        assertThat(config.plan().dataProcessorLocations()).extracting(Object::toString)
+                .containsExactly("grpc+tcp://worker-1:59307", "grpc+tls://worker-2:443");
+        assertThatThrownBy(() -> reader.read(Optional.empty(), List.of("dazzleduck_server.users=[{username=ada,password=pw}]",
+                "dazzleduck_server.flight_sql.data_processor_locations=[{host=worker-1, port=59307, weight=2}]")))
+                .hasMessageContaining("dazzleduck_server.flight_sql.data_processor_locations.0.weight")
+                .satisfies(e -> assertThat(code(e)).isEqualTo(ErrorCode.USER_CONFIG_UNKNOWN_KEY));
     }
 
     @Test
