@@ -27,7 +27,7 @@ class ServeCommandIT {
         try (ServerSocket socket = new ServerSocket(0)) {
             port = socket.getLocalPort();
         }
-        List<String> command = MallardJar.command("serve", Path.of("..", "examples", "serve-events.yml").toString());
+        List<String> command = MallardJar.command("serve", Path.of("..", "examples", "serve", "events.yml").toString());
         ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(dir.resolve("serve.log").toFile());
         builder.environment().put("PORT", String.valueOf(port));
         Process process = builder.start();

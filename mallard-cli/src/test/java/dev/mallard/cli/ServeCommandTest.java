@@ -10,13 +10,13 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** {@code mallard validate} and {@code mallard config example --serve} cover serve configurations. */
 class ServeCommandTest {
-    private static final Path EXAMPLE = Path.of("..", "examples", "serve-events.yml");
+    private static final Path EXAMPLE = Path.of("..", "examples", "serve", "events.yml");
 
     @Test
     void theExampleServeConfigurationValidates() {
         CommandLineTest.Result result = mallard("validate", EXAMPLE.toString());
         assertThat(result.exit()).as(result.err()).isZero();
-        assertThat(result.out()).contains("serve-events.yml: valid");
+        assertThat(result.out()).contains("events.yml: valid");
     }
 
     @Test

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
 
 /** The example serve configuration of docs/datasets.md, run by {@code mallard serve}'s server and called over real HTTP. */
 class ServeDatasetsIT {
-    static final Path EXAMPLE = Path.of("..", "examples", "serve-events.yml");
+    static final Path EXAMPLE = Path.of("..", "examples", "serve", "events.yml");
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final HttpClient CLIENT = HttpClient.newHttpClient();
     private static DatasetServer server;
