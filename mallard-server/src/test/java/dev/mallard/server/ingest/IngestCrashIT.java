@@ -198,8 +198,9 @@ class IngestCrashIT {
     private Process startChild() throws Exception {
         Files.deleteIfExists(root.resolve("port"));
         Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+        // C1 only and the serial collector: the child is started six times and lives seconds; its start is most of this test's time.
         List<String> command = new ArrayList<>(List.of(java.toString(), "--add-opens=java.base/java.nio=ALL-UNNAMED", "--enable-native-access=ALL-UNNAMED",
-                "-Xmx512m", "-cp", System.getProperty("java.class.path"), IngestServerChild.class.getName(), root.toString()));
+                "-Xmx512m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"), IngestServerChild.class.getName(), root.toString()));
         Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(root.resolve("child.log").toFile()).start();
         long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
         while (!Files.exists(root.resolve("port"))) {
