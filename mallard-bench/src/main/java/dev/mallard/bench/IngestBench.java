@@ -91,7 +91,7 @@ final class IngestBench implements Callable<Integer> {
         long streamRows = batches * batchRows;
         try (MallardServer server = MallardServer.start(config); BufferAllocator allocator = new RootAllocator()) {
             List<byte[]> encoded = encode(server, allocator);
-            double duckdb = duckdbCopy(server, root.resolve("reference.parquet"), streamRows);
+            double duckdb = duckdbCopy(server, warehouse.resolve("reference.parquet"), streamRows);
             String token = login(server.httpPort());
             Run http1 = http(server.httpPort(), token, encoded, batches, 1, "h1");
             Run httpN = http(server.httpPort(), token, encoded, batches, producers, "hn");

@@ -124,7 +124,7 @@ public record IngestionConfig(List<Queue> queues, Optional<String> anyQueuePath,
         }
 
         /** A queue with the defaults: the batch as it is, in Parquet, written at once. */
-        static Queue named(String name, String path) {
+        public static Queue named(String name, String path) {
             return new Queue(name, path, Optional.empty(), List.of(), List.of(), "parquet", DEFAULT_TARGET_FILE_SIZE, Duration.ZERO, Map.of(),
                     Optional.empty());
         }
