@@ -63,6 +63,20 @@ class IngestionConfigTest {
     }
 
     @Test
+    void theExampleInTheIngestionDocsReads() throws Exception {
+        String doc = Files.readString(Path.of("..", "docs", "ingestion.md"));
+        int start = doc.indexOf("```yaml\n") + "```yaml\n".length();
+        Path file = dir.resolve("server.yml");
+        Files.writeString(file, doc.substring(start, doc.indexOf("```", start)));
+
+        IngestionConfig.Queue logs = reader.read(Optional.of(file), List.of()).ingestion().queues().getFirst();
+
+        assertThat(logs.name()).isEqualTo("logs");
+        assertThat(logs.table()).contains("logs_rows");
+        assertThat(logs.watermark().map(IngestionConfig.Watermark::table)).contains("logs_watermarks");
+    }
+
+    @Test
     void dazzleDucksIngestionKeysMapOntoQueues() {
         ServerConfig config = reader.read(Optional.empty(), List.of("dazzleduck_server.users=[{username=ada,password=pw}]",
                 "dazzleduck_server.warehouse=" + dir.resolve("wh"),
