@@ -12,7 +12,7 @@ import picocli.CommandLine.Command;
         description = {"Benchmarks; record results in docs/benchmarks.md with the command and the machine.",
             "Add --html FILE to any benchmark to also write its figures as a single-file page with charts (it then prints JSON)."},
         subcommands = {HandlerBench.class, PipelineBench.class, ViewsBench.class, ServerBench.class, PostgresSinkBench.class, HubBench.class,
-            DatasetsBench.class})
+            DatasetsBench.class, IngestBench.class})
 public final class BenchMain implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;

@@ -15,6 +15,7 @@ import dev.mallard.server.flight.MallardFlightSqlProducer;
 import dev.mallard.server.hosted.HostContext;
 import dev.mallard.server.hosted.Hosted;
 import dev.mallard.server.http.HttpApi;
+import dev.mallard.server.ingest.Ingestion;
 import dev.mallard.server.http.ServerHealth;
 import dev.mallard.server.ops.ServerMetrics;
 import dev.mallard.server.ops.StatementAudit;
@@ -32,6 +33,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import javax.net.ssl.SSLContext;
 import org.slf4j.Logger;
@@ -73,9 +75,11 @@ public final class MallardServer implements AutoCloseable {
     }
 
     private final NamedData namedData;
+    private final Ingestion ingestion;
 
     private MallardServer(Engine engine, SessionRegistry sessions, FlightSqlEndpoint flight, HttpApi http, UserDirectory users, ServerMetrics metrics,
-            Hosted hosted, NamedData namedData) {
+            Hosted hosted, NamedData namedData, Ingestion ingestion) {
+        this.ingestion = ingestion;
         this.hosted = hosted;
         this.namedData = namedData;
         this.users = users;
@@ -115,26 +119,37 @@ public final class MallardServer implements AutoCloseable {
         ServerMetrics metrics = null;
         Hosted hosted = null;
         NamedData namedData = null;
+        Ingestion ingestion = null;
         try {
             config.startupScript().ifPresent(script -> runStartupScript(engine, script));
             config.startupSql().ifPresent(sql -> runStartupSql(engine, sql, "startup_script_provider"));
             // After the startup scripts, which may read files anywhere; from here on DuckDB itself refuses the rest.
             ClaimPolicy claims = new ClaimPolicy(config.accessMode(), config.users());
+            ingestion = Ingestion.open(config.ingestion(), config.warehouse(), engine::newSession, engine.allocator(), tokens, config.users(),
+                    config.accessMode(), Clock.systemUTC());
             if (config.accessMode().rowLevelSecurity()) {
-                FileLockdown.apply(engine.connection(), claims.grantedPaths());
+                List<String> allowed = new java.util.ArrayList<>(claims.grantedPaths());
+                if (!config.ingestion().queues().isEmpty() || config.ingestion().anyQueuePath().isPresent()) {
+                    allowed.addAll(ingestion.directories());
+                }
+                FileLockdown.apply(engine.connection(), allowed);
             } else {
                 config.fileAccess().apply(engine.connection(), config.warehouse());
             }
-            sessions = new SessionRegistry(engine, ServedViews.open(engine::newSession), config.sessionLimits(), config.streamResults(),
+            ServedViews views = ServedViews.open(engine::newSession);
+            ingestion.bindViews(views::afterWrite);
+            sessions = new SessionRegistry(engine, views, config.sessionLimits(), config.streamResults(),
                     Clock.systemUTC(), claims);
             SessionRegistry open = sessions;
             MetricsRegistry registry = new MetricsRegistry();
             metrics = new ServerMetrics(registry, open::size);
             hosted = hosting.start(new HostContext(engine, registry, config.hosted(), config.accessMode(), tokens));
             StatementAudit audit = new StatementAudit(metrics);
+            ingestion.bindMetrics(metrics.meters());
             dev.mallard.server.plan.SplitPlanner planner = new dev.mallard.server.plan.SplitPlanner(secret, "mallard");
             MallardFlightSqlProducer producer = new MallardFlightSqlProducer(sessions, policy, engine.allocator(), version(),
-                    config.fetchSize(), config.queryTimeoutSeconds(), audit, planner, config.plan().dataProcessorLocations());
+                    config.fetchSize(), config.queryTimeoutSeconds(), audit, planner, config.plan().dataProcessorLocations(),
+                    Optional.of(ingestion));
             flight = FlightSqlEndpoint.start(config.host(), config.flightPort(), config.tls(), producer, users, tokens, sessions, engine.allocator());
             Optional<dev.mallard.server.datasets.ServedDatasets> datasets = config.namedData().serve().map(serve ->
                     dev.mallard.server.datasets.ServedDatasets.inServer(serve, engine::newSession, tokens, open, policy));
@@ -143,10 +158,11 @@ public final class MallardServer implements AutoCloseable {
             namedData = new NamedData(datasets, namedQueries);
             HttpApi http = HttpApi.start(config.host(), config.httpPort(), users, tokens, sessions, policy, config.fetchSize(),
                     config.queryTimeoutSeconds(), config.httpMaxBodyBytes(), httpsContext, config.allowOrigins(),
-                    ServerHealth.of(engine, Clock.systemUTC(), hosted), metrics, planner, hosted, namedData::routes);
+                    ServerHealth.of(engine, Clock.systemUTC(), hosted), metrics, planner, hosted, Optional.of(ingestion),
+                    namedData::routes);
             LOG.info("server started flight_port={} http_port={} tls={} access_mode={} file_access={} database={} users={}", flight.port(), http.port(),
                     config.tls().isPresent(), config.accessMode(), config.fileAccess().name().toLowerCase(java.util.Locale.ROOT), config.database().map(Path::toString).orElse(":memory:"), config.users().size());
-            return new MallardServer(engine, sessions, flight, http, users, metrics, hosted, namedData);
+            return new MallardServer(engine, sessions, flight, http, users, metrics, hosted, namedData, ingestion);
         } catch (RuntimeException e) {
             if (namedData != null) {
                 namedData.close();
@@ -160,6 +176,9 @@ public final class MallardServer implements AutoCloseable {
             }
             if (sessions != null) {
                 sessions.close();
+            }
+            if (ingestion != null) {
+                ingestion.close();
             }
             if (metrics != null) {
                 metrics.close();
@@ -224,8 +243,9 @@ public final class MallardServer implements AutoCloseable {
 
     @Override
     public void close() {
-        // The hosted work drains first, while the listeners still answer; then they stop, then the sessions and the database.
-        try (engine; metrics; sessions; users; namedData; flight; http; hosted) {
+        // The hosted work drains first, while the listeners still answer; then they stop (no new batches), then ingestion, before
+        // the engine its writers use, then the sessions and the database.
+        try (engine; metrics; sessions; users; ingestion; namedData; flight; http; hosted) {
             LOG.info("server stopping");
         }
     }

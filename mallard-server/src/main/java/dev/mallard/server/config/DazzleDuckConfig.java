@@ -38,7 +38,6 @@ final class DazzleDuckConfig {
     static final String ROOT = "dazzleduck_server";
 
     /** Keys of features other parts of Mallard will serve (the named-query hub, ingestion, delegated login). */
-    private static final Set<String> NOT_YET = Set.of("ingestion", "ingestion_task_factory_provider", "temp_write_location");
 
     private static final Pattern ENV = Pattern.compile("\\$\\{([A-Za-z_][A-Za-z0-9_]*)}");
 
@@ -155,6 +154,8 @@ final class DazzleDuckConfig {
             tls.put("key_file", base.resolve(key.get()).toString());
         }
         string(dd, "warehouse", done).ifPresent(warehouse -> root.put("warehouse", warehouse));
+        dev.mallard.server.ingest.IngestionConfig.fromDazzleDuck(dd, base.resolve(root.path("warehouse").asText(ServerConfig.DEFAULT_WAREHOUSE))
+                .toAbsolutePath().normalize()).ifPresent(ingestion -> root.set("ingestion", ingestion));
         string(dd, "access_mode", done).ifPresent(mode -> root.put("access_mode", mode));
         string(dd, "named_query_table", done).ifPresent(table -> root.put("named_query_table", table));
         string(dd, "secret_key", done).ifPresent(secret -> root.put("secret_key", secret));
@@ -320,17 +321,15 @@ final class DazzleDuckConfig {
         return out.toString();
     }
 
-    private static final Set<String> KNOWN = Set.of("flight_sql", "http", "warehouse", "access_mode", "secret_key", "users", "jwt_token",
-            "query_timeout_ms", "max_query_timeout_ms", "startup_script_provider", "server_cert", "keystore", "pipelines", "pipeline_admins",
-            "named_query_table", "login_url");
+    private static final Set<String> KNOWN = java.util.stream.Stream.concat(java.util.stream.Stream.of("flight_sql", "http", "warehouse", "access_mode",
+            "secret_key", "users", "jwt_token", "query_timeout_ms", "max_query_timeout_ms", "startup_script_provider", "server_cert", "keystore",
+            "pipelines", "pipeline_admins", "named_query_table", "login_url"),
+            dev.mallard.server.ingest.IngestionConfig.DAZZLEDUCK_KEYS.stream()).collect(java.util.stream.Collectors.toUnmodifiableSet());
     private static final Set<String> KNOWN_FLIGHT = Set.of("host", "port", "use_encryption", "data_processor_locations");
     private static final Set<String> KNOWN_HTTP = Set.of("host", "port", "allow-origin", "authentication", "tls");
 
     private static void refuseUnknown(Config dd) {
         for (String top : dd.root().keySet()) {
-            if (NOT_YET.contains(top)) {
-                throw unsupported(top, "Mallard does not serve this feature yet");
-            }
             if (!KNOWN.contains(top)) {
                 throw new MallardException(ErrorCode.USER_CONFIG_UNKNOWN_KEY, "unknown key " + key(top) + ": Mallard does not implement it (docs/server.md lists the keys it reads)");
             }

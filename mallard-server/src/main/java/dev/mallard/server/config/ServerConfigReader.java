@@ -208,7 +208,8 @@ public final class ServerConfigReader {
                         .orElse(dev.mallard.server.auth.TokenAlgorithm.DEFAULT),
                 strings(root.path("http").path("allow_origin")),
                 Optional.empty()).withHosted(dev.mallard.server.hosted.HostedConfigReader.read(root, base))
-                .withPlan(dev.mallard.server.plan.PlanConfig.read(root)));
+                .withPlan(dev.mallard.server.plan.PlanConfig.read(root))
+                .withIngestion(dev.mallard.server.ingest.IngestionConfig.read(root.path("ingestion"))));
     }
 
     private static ServerConfig withNamedData(JsonNode root, ServerConfig config) {

@@ -72,6 +72,7 @@ public final class HttpApi implements AutoCloseable {
     private final dev.mallard.server.plan.SplitPlanner planner;
     private HttpEndpoints endpoints;
     private final dev.mallard.server.hosted.Hosted hosted;
+    private Optional<dev.mallard.server.ingest.Ingestion> ingestion = Optional.empty();
 
     private HttpApi(UserDirectory users, TokenService tokens, SessionRegistry sessions, AccessPolicy policy, int defaultFetchSize,
             int maxTimeoutSeconds, long maxBodyBytes, CorsPolicy cors, ServerHealth health, ServerMetrics metrics,
@@ -102,21 +103,27 @@ public final class HttpApi implements AutoCloseable {
             int defaultFetchSize, int maxTimeoutSeconds, long maxBodyBytes, Optional<javax.net.ssl.SSLContext> tls, List<String> allowOrigins,
             ServerHealth health, ServerMetrics metrics) {
         return start(host, port, users, tokens, sessions, policy, defaultFetchSize, maxTimeoutSeconds, maxBodyBytes, tls, allowOrigins, health, metrics,
-                dev.mallard.server.plan.SplitPlanner.unshared(), dev.mallard.server.hosted.Hosted.NONE, routes -> { });
+                dev.mallard.server.plan.SplitPlanner.unshared(), dev.mallard.server.hosted.Hosted.NONE, Optional.empty(), routes -> { });
     }
 
     /**
      * As above, with {@code /v1/plan} signing with {@code planner}'s secret, the routes of what the server hosts
      * ({@link dev.mallard.server.hosted.Hosted#routes}) and those of its other features ({@code /v1/datasets},
-     * {@code /v1/named-query}, ...), each added by {@code featureRoutes}.
+     * {@code /v1/named-query}, ...), each added by {@code featureRoutes}; with {@code ingestion}, its routes ({@code /v1/ingest},
+     * {@code /v1/ingestion/queues}) and gzip request bodies.
      */
     public static HttpApi start(String host, int port, UserDirectory users, TokenService tokens, SessionRegistry sessions, AccessPolicy policy,
             int defaultFetchSize, int maxTimeoutSeconds, long maxBodyBytes, Optional<javax.net.ssl.SSLContext> tls, List<String> allowOrigins,
             ServerHealth health, ServerMetrics metrics, dev.mallard.server.plan.SplitPlanner planner, dev.mallard.server.hosted.Hosted hosted,
-            java.util.function.Consumer<HttpRouting.Builder> featureRoutes) {
+            Optional<dev.mallard.server.ingest.Ingestion> ingestion, java.util.function.Consumer<HttpRouting.Builder> featureRoutes) {
         HttpApi api = new HttpApi(users, tokens, sessions, policy, defaultFetchSize, maxTimeoutSeconds, maxBodyBytes, new CorsPolicy(allowOrigins),
                 health, metrics, planner, hosted);
-        api.endpoints = HttpEndpoints.start(host, port, tls, routes -> {
+        api.ingestion = requireNonNull(ingestion, "ingestion is null");
+        api.endpoints = HttpEndpoints.start(host, port, tls, listener -> {
+            if (ingestion.isPresent()) {
+                listener.contentEncoding(dev.mallard.server.ingest.Ingestion.requestDecoding());
+            }
+        }, routes -> {
             api.routes(routes);
             featureRoutes.accept(routes);
         });
@@ -138,6 +145,7 @@ public final class HttpApi implements AutoCloseable {
                 .post("/v1/cancel", this::cancel);
         hosted.routes(routes);
         dev.mallard.server.console.ConsoleRoutes.register(routes, tokens, policy.mode());
+        ingestion.ifPresent(ingest -> routes.post("/v1/ingest", ingest::post).get("/v1/ingestion/queues", ingest::queues));
     }
 
     public int port() {

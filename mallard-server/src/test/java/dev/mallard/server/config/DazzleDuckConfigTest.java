@@ -79,8 +79,8 @@ class DazzleDuckConfigTest {
     }
 
     @Test
-    void theFeaturesOfOtherIssuesAreRefusedAsNotSupportedYetByName() {
-        for (String key : List.of("ingestion.max_delay_ms=500", "ingestion_task_factory_provider.ingestion_path=/tmp/x")) {
+    void aDazzleDuckKeyMallardDoesNotServeIsRefusedAsNotSupportedYetByName() {
+        for (String key : List.of("flight_sql.service_name=\"mallard\"")) {
             assertThatThrownBy(() -> reader.read(Optional.empty(), List.of("dazzleduck_server.users=[{username=ada,password=pw}]",
                     "dazzleduck_server." + key)))
                     .hasMessageContaining("dazzleduck_server." + key.substring(0, key.indexOf('=')).split("\\.")[0])
