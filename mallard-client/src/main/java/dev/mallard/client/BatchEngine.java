@@ -121,6 +121,7 @@ final class BatchEngine implements ArrowProducer {
         if (values.length != schema.getFields().size()) {
             throw new IllegalArgumentException("a row has " + schema.getFields().size() + " values in schema order, got " + values.length);
         }
+        refuseOwnThreads();
         lock.lock();
         try {
             awaitRoom(1);
@@ -140,6 +141,7 @@ final class BatchEngine implements ArrowProducer {
         }
         int count = rows.getRowCount();
         long perRow = count == 0 ? 0 : Math.max(1, rows.getFieldVectors().stream().mapToLong(FieldVector::getBufferSize).sum() / count);
+        refuseOwnThreads();
         lock.lock();
         try {
             for (int row = 0; row < count; row++) {
@@ -236,6 +238,16 @@ final class BatchEngine implements ArrowProducer {
         allocator.close();
         if (interrupted) {
             Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * A row from the producer's own work (a library logging while a batch is sealed or sent, into an appender that
+     * ships through this producer) would corrupt the batch being sealed or wait on the thread that makes room.
+     */
+    private void refuseOwnThreads() {
+        if (lock.isHeldByCurrentThread() || Thread.currentThread() == sender) {
+            throw new IllegalStateException("producer " + options.producerId() + " cannot take rows from its own sealing or sending");
         }
     }
 
