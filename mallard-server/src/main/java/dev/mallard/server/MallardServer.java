@@ -13,6 +13,7 @@ import dev.mallard.server.config.ServerConfig;
 import dev.mallard.server.flight.FlightSqlEndpoint;
 import dev.mallard.server.flight.MallardFlightSqlProducer;
 import dev.mallard.server.http.HttpApi;
+import dev.mallard.server.ingest.Ingestion;
 import dev.mallard.server.http.ServerHealth;
 import dev.mallard.server.ops.ServerMetrics;
 import dev.mallard.server.ops.StatementAudit;
@@ -30,6 +31,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import javax.net.ssl.SSLContext;
 import org.slf4j.Logger;
@@ -50,8 +52,11 @@ public final class MallardServer implements AutoCloseable {
     private final UserDirectory users;
 
     private final ServerMetrics metrics;
+    private final Ingestion ingestion;
 
-    private MallardServer(Engine engine, SessionRegistry sessions, FlightSqlEndpoint flight, HttpApi http, UserDirectory users, ServerMetrics metrics) {
+    private MallardServer(Engine engine, SessionRegistry sessions, FlightSqlEndpoint flight, HttpApi http, UserDirectory users, ServerMetrics metrics,
+            Ingestion ingestion) {
+        this.ingestion = ingestion;
         this.users = users;
         this.metrics = metrics;
         this.engine = engine;
@@ -76,13 +81,20 @@ public final class MallardServer implements AutoCloseable {
         SessionRegistry sessions = null;
         FlightSqlEndpoint flight = null;
         ServerMetrics metrics = null;
+        Ingestion ingestion = null;
         try {
             config.startupScript().ifPresent(script -> runStartupScript(engine, script));
             config.startupSql().ifPresent(sql -> runStartupSql(engine, sql, "startup_script_provider"));
             // After the startup scripts, which may read files anywhere; from here on DuckDB itself refuses the rest.
             ClaimPolicy claims = new ClaimPolicy(config.accessMode(), config.users());
+            ingestion = Ingestion.open(config.ingestion(), config.warehouse(), engine::newSession, engine.allocator(), tokens, config.users(),
+                    config.accessMode(), Clock.systemUTC());
             if (config.accessMode().rowLevelSecurity()) {
-                FileLockdown.apply(engine.connection(), claims.grantedPaths());
+                List<String> allowed = new java.util.ArrayList<>(claims.grantedPaths());
+                if (!config.ingestion().queues().isEmpty() || config.ingestion().anyQueuePath().isPresent()) {
+                    allowed.addAll(ingestion.directories());
+                }
+                FileLockdown.apply(engine.connection(), allowed);
             } else {
                 config.fileAccess().apply(engine.connection(), config.warehouse());
             }
@@ -91,15 +103,16 @@ public final class MallardServer implements AutoCloseable {
             SessionRegistry open = sessions;
             metrics = new ServerMetrics(new MetricsRegistry(), open::size);
             StatementAudit audit = new StatementAudit(metrics);
+            ingestion.bindMetrics(metrics.meters());
             MallardFlightSqlProducer producer = new MallardFlightSqlProducer(sessions, policy, engine.allocator(), version(),
-                    config.fetchSize(), config.queryTimeoutSeconds(), audit);
+                    config.fetchSize(), config.queryTimeoutSeconds(), audit, Optional.of(ingestion));
             flight = FlightSqlEndpoint.start(config.host(), config.flightPort(), config.tls(), producer, users, tokens, sessions, engine.allocator());
             HttpApi http = HttpApi.start(config.host(), config.httpPort(), users, tokens, sessions, policy, config.fetchSize(),
                     config.queryTimeoutSeconds(), config.httpMaxBodyBytes(), httpsContext, config.allowOrigins(),
-                    ServerHealth.of(engine, Clock.systemUTC()), metrics);
+                    ServerHealth.of(engine, Clock.systemUTC()), metrics, ingestion);
             LOG.info("server started flight_port={} http_port={} tls={} access_mode={} file_access={} database={} users={}", flight.port(), http.port(),
                     config.tls().isPresent(), config.accessMode(), config.fileAccess().name().toLowerCase(java.util.Locale.ROOT), config.database().map(Path::toString).orElse(":memory:"), config.users().size());
-            return new MallardServer(engine, sessions, flight, http, users, metrics);
+            return new MallardServer(engine, sessions, flight, http, users, metrics, ingestion);
         } catch (RuntimeException e) {
             users.close();
             if (flight != null) {
@@ -107,6 +120,9 @@ public final class MallardServer implements AutoCloseable {
             }
             if (sessions != null) {
                 sessions.close();
+            }
+            if (ingestion != null) {
+                ingestion.close();
             }
             if (metrics != null) {
                 metrics.close();
@@ -171,7 +187,8 @@ public final class MallardServer implements AutoCloseable {
 
     @Override
     public void close() {
-        try (engine; metrics; sessions; users; flight; http) {
+        // Ingestion closes after the listeners (no new batches) and before the engine its writers use.
+        try (engine; metrics; sessions; users; ingestion; flight; http) {
             LOG.info("server stopping");
         }
     }

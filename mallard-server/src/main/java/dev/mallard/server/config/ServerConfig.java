@@ -39,7 +39,8 @@ public record ServerConfig(
         LoginLimits loginLimits,
         dev.mallard.server.auth.TokenAlgorithm tokenAlgorithm,
         List<String> allowOrigins,
-        Optional<String> startupSql) {
+        Optional<String> startupSql,
+        dev.mallard.server.ingest.IngestionConfig ingestion) {
     public static final String DEFAULT_WAREHOUSE = "warehouse";
     public static final String DEFAULT_HOST = "0.0.0.0";
     public static final int DEFAULT_HTTP_PORT = 8081;
@@ -49,6 +50,17 @@ public record ServerConfig(
     /** DazzleDuck's default rows per Arrow batch. */
     public static final int DEFAULT_FETCH_SIZE = 10_000;
     public static final boolean DEFAULT_STREAM_RESULTS = true;
+
+    /** A configuration without ingestion queues. */
+    public ServerConfig(Path warehouse, Optional<Path> database, String host, int httpPort, long httpMaxBodyBytes, int flightPort,
+            Optional<TlsFiles> tls, List<UserAccount> users, AccessMode accessMode, Optional<String> secretKey, int tokenExpiryMinutes,
+            SessionLimits sessionLimits, int fetchSize, int queryTimeoutSeconds, Optional<Path> startupScript, boolean streamResults,
+            dev.mallard.server.sql.FileAccess fileAccess, LoginLimits loginLimits, dev.mallard.server.auth.TokenAlgorithm tokenAlgorithm,
+            List<String> allowOrigins, Optional<String> startupSql) {
+        this(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey, tokenExpiryMinutes,
+                sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins,
+                startupSql, dev.mallard.server.ingest.IngestionConfig.NONE);
+    }
 
     /** A configuration with the default {@code file_access}, login limits and token algorithm, no CORS origins and no inline startup SQL. */
     public ServerConfig(Path warehouse, Optional<Path> database, String host, int httpPort, long httpMaxBodyBytes, int flightPort,
@@ -99,37 +111,43 @@ public record ServerConfig(
     public ServerConfig withSecurity(dev.mallard.server.sql.FileAccess fileAccess, LoginLimits loginLimits,
             dev.mallard.server.auth.TokenAlgorithm tokenAlgorithm) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql);
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, ingestion);
     }
 
     /** The same configuration with another signing secret. */
     public ServerConfig withSecretKey(Optional<String> secretKey) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql);
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, ingestion);
     }
 
     /** This configuration with other {@code http.allow-origin} origins. */
     public ServerConfig withAllowOrigins(List<String> allowOrigins) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql);
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, ingestion);
     }
 
     /** This configuration with another access mode. */
     public ServerConfig withAccessMode(AccessMode accessMode) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql);
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, ingestion);
     }
 
     /** This configuration with another {@code query_timeout_seconds}. */
     public ServerConfig withQueryTimeoutSeconds(int queryTimeoutSeconds) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql);
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, ingestion);
     }
 
     /** This configuration with startup SQL given inline (DazzleDuck's {@code startup_script_provider}), run after {@code startup_script}. */
     public ServerConfig withStartupSql(Optional<String> startupSql) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql);
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, ingestion);
+    }
+
+    /** This configuration with other ingestion queues ({@code ingestion:}). */
+    public ServerConfig withIngestion(dev.mallard.server.ingest.IngestionConfig ingestion) {
+        return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, ingestion);
     }
 
     public ServerConfig {
@@ -147,6 +165,7 @@ public record ServerConfig(
         requireNonNull(tokenAlgorithm, "tokenAlgorithm is null");
         allowOrigins = List.copyOf(allowOrigins);
         requireNonNull(startupSql, "startupSql is null");
+        requireNonNull(ingestion, "ingestion is null");
         if (httpMaxBodyBytes <= 0 || tokenExpiryMinutes <= 0 || fetchSize <= 0 || queryTimeoutSeconds < 0) {
             throw new IllegalArgumentException("tokenExpiryMinutes and fetchSize must be positive, queryTimeoutSeconds not negative");
         }
@@ -160,6 +179,6 @@ public record ServerConfig(
                 + users.stream().map(UserAccount::username).toList() + ", accessMode=" + accessMode + ", secretKey="
                 + (secretKey.isPresent() ? "***" : "generated") + ", tokenExpiryMinutes=" + tokenExpiryMinutes
                 + ", sessionLimits=" + sessionLimits + ", fetchSize=" + fetchSize + ", queryTimeoutSeconds=" + queryTimeoutSeconds + ", startupScript=" + startupScript.map(Path::toString).orElse("none") + ", streamResults=" + streamResults + ", fileAccess=" + fileAccess + ", loginLimits=" + loginLimits + ", tokenAlgorithm=" + tokenAlgorithm
-                + ", allowOrigins=" + allowOrigins + ", startupSql=" + (startupSql.isPresent() ? "inline" : "none") + "]";
+                + ", allowOrigins=" + allowOrigins + ", startupSql=" + (startupSql.isPresent() ? "inline" : "none") + ", ingestionQueues=" + ingestion.queues().size() + "]";
     }
 }

@@ -207,7 +207,8 @@ public final class ServerConfigReader {
                 text(root.path("jwt_token"), "algorithm").map(dev.mallard.server.auth.TokenAlgorithm::parse)
                         .orElse(dev.mallard.server.auth.TokenAlgorithm.DEFAULT),
                 strings(root.path("http").path("allow_origin")),
-                Optional.empty());
+                Optional.empty(),
+                dev.mallard.server.ingest.IngestionConfig.read(root.path("ingestion")));
     }
 
     /** A list of strings; one string (as {@code --conf http.allow_origin=*} gives) is a list of one. */

@@ -25,6 +25,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSetMetaData;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -90,6 +91,7 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
     private final int defaultFetchSize;
     private final int maxTimeoutSeconds;
     private final StatementAudit audit;
+    private final Optional<dev.mallard.server.ingest.Ingestion> ingestion;
     /**
      * DoGet streams results from threads of their own, never from the gRPC call's thread: gRPC delivers a call's
      * ready and cancel callbacks on that thread, so a handler blocked in DuckDB or in flow control would never hear
@@ -99,6 +101,13 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
 
     public MallardFlightSqlProducer(SessionRegistry sessions, AccessPolicy policy, BufferAllocator allocator, String version,
             int defaultFetchSize, int maxTimeoutSeconds, StatementAudit audit) {
+        this(sessions, policy, allocator, version, defaultFetchSize, maxTimeoutSeconds, audit, Optional.empty());
+    }
+
+    /** @param ingestion where a DoPut ingest with the {@code ingestion_queue} option goes */
+    public MallardFlightSqlProducer(SessionRegistry sessions, AccessPolicy policy, BufferAllocator allocator, String version,
+            int defaultFetchSize, int maxTimeoutSeconds, StatementAudit audit, Optional<dev.mallard.server.ingest.Ingestion> ingestion) {
+        this.ingestion = requireNonNull(ingestion, "ingestion is null");
         this.audit = requireNonNull(audit, "audit is null");
         this.defaultFetchSize = defaultFetchSize;
         this.maxTimeoutSeconds = maxTimeoutSeconds;
@@ -297,6 +306,10 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
     @Override
     public Runnable acceptPutStatementBulkIngest(CommandStatementIngest command, CallContext context, FlightStream stream,
             StreamListener<PutResult> ack) {
+        if (ingestion.isPresent() && dev.mallard.server.ingest.Ingestion.wantsQueue(command)) {
+            CallHeadersMiddleware headers = context.getMiddleware(CallHeadersMiddleware.KEY);
+            return () -> ingestion.get().put(command, headers == null ? Optional.empty() : headers.get("authorization"), stream, ack);
+        }
         return () -> {
             try {
                 Session session = session(context);

@@ -70,6 +70,7 @@ public final class HttpApi implements AutoCloseable {
     private final java.util.concurrent.ExecutorService statements = java.util.concurrent.Executors.newCachedThreadPool(
             Thread.ofPlatform().name("http-statement-", 0).daemon().factory());
     private HttpEndpoints endpoints;
+    private Optional<dev.mallard.server.ingest.Ingestion> ingestion = Optional.empty();
 
     private HttpApi(UserDirectory users, TokenService tokens, SessionRegistry sessions, AccessPolicy policy, int defaultFetchSize,
             int maxTimeoutSeconds, long maxBodyBytes, CorsPolicy cors, ServerHealth health, ServerMetrics metrics) {
@@ -101,6 +102,18 @@ public final class HttpApi implements AutoCloseable {
         return api;
     }
 
+    /** The same API with ingestion's routes ({@code /v1/ingest}, {@code /v1/ingestion/queues}). */
+    public static HttpApi start(String host, int port, UserDirectory users, TokenService tokens, SessionRegistry sessions, AccessPolicy policy,
+            int defaultFetchSize, int maxTimeoutSeconds, long maxBodyBytes, Optional<javax.net.ssl.SSLContext> tls, List<String> allowOrigins,
+            ServerHealth health, ServerMetrics metrics, dev.mallard.server.ingest.Ingestion ingestion) {
+        HttpApi api = new HttpApi(users, tokens, sessions, policy, defaultFetchSize, maxTimeoutSeconds, maxBodyBytes, new CorsPolicy(allowOrigins),
+                health, metrics);
+        api.ingestion = Optional.of(requireNonNull(ingestion, "ingestion is null"));
+        api.endpoints = HttpEndpoints.start(host, port, tls, listener -> listener.contentEncoding(dev.mallard.server.ingest.Ingestion.requestDecoding()),
+                api::routes);
+        return api;
+    }
+
     private void routes(HttpRouting.Builder routes) {
         routes.addFilter(cors::filter)
                 .options("/*", cors::preflight)
@@ -112,6 +125,7 @@ public final class HttpApi implements AutoCloseable {
                 .head("/v1/query", this::queryHead)
                 .get("/v1/cancel", this::cancel)
                 .post("/v1/cancel", this::cancel);
+        ingestion.ifPresent(ingest -> routes.post("/v1/ingest", ingest::post).get("/v1/ingestion/queues", ingest::queues));
     }
 
     public int port() {

@@ -73,6 +73,11 @@ public final class ServerMetrics implements AutoCloseable {
                 .increment();
     }
 
+    /** The registry other parts of the server add their series to (ingestion's per queue). */
+    public io.micrometer.core.instrument.MeterRegistry meters() {
+        return registry.meters();
+    }
+
     public String contentType() {
         return MetricsRegistry.CONTENT_TYPE;
     }
