@@ -104,7 +104,7 @@ final class HttpIngestTransport implements BatchTransport {
             try {
                 Optional<String> token = token();
                 token.ifPresent(t -> request.header("Authorization", "Bearer " + t));
-                response = client.send(request.build(), HttpResponse.BodyHandlers.ofString());
+                response = exchange(request.build());
             } catch (HttpTimeoutException e) {
                 return SendOutcome.unreachable(Optional.empty(), "no answer within " + requestTimeout);
             } catch (IOException e) {
@@ -121,6 +121,23 @@ final class HttpIngestTransport implements BatchTransport {
                 continue;
             }
             return classify(status, response.headers().firstValue("Retry-After"), response.body());
+        }
+    }
+
+    /** Sends and waits; an interrupt (a producer closing) cancels the exchange at once instead of waiting it out. */
+    private HttpResponse<String> exchange(HttpRequest request) throws IOException, InterruptedException {
+        java.util.concurrent.CompletableFuture<HttpResponse<String>> answer = client.sendAsync(request, HttpResponse.BodyHandlers.ofString());
+        try {
+            return answer.get();
+        } catch (InterruptedException e) {
+            answer.cancel(true);
+            throw e;
+        } catch (java.util.concurrent.ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof IOException io) {
+                throw io;
+            }
+            throw new IOException(cause);
         }
     }
 
@@ -190,7 +207,7 @@ final class HttpIngestTransport implements BatchTransport {
                 .build();
         HttpResponse<String> response;
         try {
-            response = client.send(request, HttpResponse.BodyHandlers.ofString());
+            response = exchange(request);
         } catch (HttpTimeoutException e) {
             throw new LoginFailed(SendOutcome.unreachable(Optional.empty(), "login: no answer within " + requestTimeout));
         }

@@ -22,13 +22,14 @@ import java.util.concurrent.atomic.AtomicReference;
 /**
  * A real HTTP hop between a producer and a real server that can misbehave on cue: answer 429 to the next few
  * ingest requests, forward one request but hold its answer until the producer has given up and sent the batch
- * again, or be "down" (drop every connection without an answer). It records the batch ids it saw.
+ * again, or be "down" (not listening: connections refused). It records the batch ids it saw.
  */
 final class FaultyHttpProxy implements AutoCloseable {
     private static final Set<String> HOP_HEADERS = Set.of("host", "content-length", "connection", "transfer-encoding", "upgrade", "keep-alive",
             "expect", "te", "trailer", "http2-settings");
 
-    private final HttpServer server;
+    private final InetSocketAddress address;
+    private HttpServer server;
     private final ExecutorService threads = Executors.newCachedThreadPool();
     private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     private volatile int targetPort;
@@ -41,24 +42,40 @@ final class FaultyHttpProxy implements AutoCloseable {
 
     FaultyHttpProxy(int targetPort) throws IOException {
         this.targetPort = targetPort;
-        this.server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
-        server.setExecutor(threads);
-        server.createContext("/", this::handle);
-        server.start();
+        this.server = listen(new InetSocketAddress("127.0.0.1", 0));
+        this.address = server.getAddress();
+    }
+
+    private HttpServer listen(InetSocketAddress at) throws IOException {
+        HttpServer listening = HttpServer.create(at, 0);
+        listening.setExecutor(threads);
+        listening.createContext("/", this::handle);
+        listening.start();
+        return listening;
     }
 
     URI uri() {
-        return URI.create("http://127.0.0.1:" + server.getAddress().getPort());
+        return URI.create("http://127.0.0.1:" + address.getPort());
     }
 
-    /** Points at another server (e.g. the same warehouse restarted on a new port) and is up again. */
-    void up(int port) {
+    /**
+     * Points at {@code port} (e.g. the same warehouse restarted on a new port) and listens again on its own port, which
+     * it freed a moment ago when it went down.
+     */
+    synchronized void up(int port) throws IOException {
         targetPort = port;
-        down = false;
+        if (down) {
+            server = listen(address);
+            down = false;
+        }
     }
 
-    void down() {
-        down = true;
+    /** Stops listening: connections are refused, as a stopped server's are. */
+    synchronized void down() {
+        if (!down) {
+            down = true;
+            server.stop(0);
+        }
     }
 
     /** Answers the next {@code n} ingest requests 429 with {@code Retry-After: seconds}. */
@@ -84,9 +101,6 @@ final class FaultyHttpProxy implements AutoCloseable {
             byte[] body;
             try (InputStream in = exchange.getRequestBody()) {
                 body = in.readAllBytes();
-            }
-            if (down) {
-                return; // closed without an answer, as a dead server's connection ends
             }
             if (ingest) {
                 batchIds.add(batchId);
@@ -135,12 +149,14 @@ final class FaultyHttpProxy implements AutoCloseable {
     }
 
     @Override
-    public void close() {
+    public synchronized void close() {
         CountDownLatch held = holdNext.get();
         if (held != null) {
             held.countDown();
         }
-        server.stop(0);
+        if (!down) {
+            server.stop(0);
+        }
         threads.shutdownNow();
     }
 }

@@ -31,6 +31,7 @@ final class SampleApp implements AutoCloseable {
     private final AtomicInteger depth = new AtomicInteger();
 
     SampleApp(URI server, Path spill) throws Exception {
+        logging.setMDCAdapter(new ch.qos.logback.classic.util.LogbackMDCAdapter());
         logging.putProperty("MALLARD_URL", server.toString());
         logging.putProperty("MALLARD_USER", IngestServer.USER);
         logging.putProperty("MALLARD_PASSWORD", IngestServer.PASSWORD);
