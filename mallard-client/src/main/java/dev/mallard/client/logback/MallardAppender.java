@@ -70,6 +70,8 @@ public final class MallardAppender extends UnsynchronizedAppenderBase<ILoggingEv
     private long closeTimeoutMillis = ProducerOptions.DEFAULT_CLOSE_TIMEOUT.toMillis();
     private long requestTimeoutMillis = ProducerOptions.DEFAULT_REQUEST_TIMEOUT.toMillis();
     private String overflow = ProducerOptions.Overflow.REFUSE.name();
+    private long initialBackoffMillis = ProducerOptions.DEFAULT_INITIAL_BACKOFF.toMillis();
+    private long maxBackoffMillis = ProducerOptions.DEFAULT_MAX_BACKOFF.toMillis();
 
     static Field stringMap(String name) {
         Field entries = new Field("entries", FieldType.notNullable(ArrowType.Struct.INSTANCE), List.of(
@@ -100,6 +102,8 @@ public final class MallardAppender extends UnsynchronizedAppenderBase<ILoggingEv
     public void setMaxBufferedBytes(long maxBufferedBytes) { this.maxBufferedBytes = maxBufferedBytes; }
     public void setCloseTimeoutMillis(long closeTimeoutMillis) { this.closeTimeoutMillis = closeTimeoutMillis; }
     public void setRequestTimeoutMillis(long requestTimeoutMillis) { this.requestTimeoutMillis = requestTimeoutMillis; }
+    public void setInitialBackoffMillis(long initialBackoffMillis) { this.initialBackoffMillis = initialBackoffMillis; }
+    public void setMaxBackoffMillis(long maxBackoffMillis) { this.maxBackoffMillis = maxBackoffMillis; }
     /** {@code REFUSE} (default: drop the event when full) or {@code BLOCK}. */
     public void setOverflow(String overflow) { this.overflow = overflow; }
 
@@ -140,6 +144,8 @@ public final class MallardAppender extends UnsynchronizedAppenderBase<ILoggingEv
                 .maxBufferedBytes(maxBufferedBytes)
                 .closeTimeout(Duration.ofMillis(closeTimeoutMillis))
                 .requestTimeout(Duration.ofMillis(requestTimeoutMillis))
+                .initialBackoff(Duration.ofMillis(initialBackoffMillis))
+                .maxBackoff(Duration.ofMillis(maxBackoffMillis))
                 .overflow(ProducerOptions.Overflow.valueOf(overflow.trim().toUpperCase(java.util.Locale.ROOT)))
                 .maxBlock(Duration.ofMillis(closeTimeoutMillis));
         if (producerId != null) {
