@@ -38,8 +38,7 @@ final class DazzleDuckConfig {
     static final String ROOT = "dazzleduck_server";
 
     /** Keys of features other parts of Mallard will serve (the named-query hub, ingestion, delegated login). */
-    private static final Set<String> NOT_YET = Set.of("named_query_table", "ingestion", "ingestion_task_factory_provider", "login_url",
-            "temp_write_location", "data_processor_locations");
+    private static final Set<String> NOT_YET = Set.of("named_query_table", "login_url", "data_processor_locations");
 
     private static final Pattern ENV = Pattern.compile("\\$\\{([A-Za-z_][A-Za-z0-9_]*)}");
 
@@ -156,6 +155,8 @@ final class DazzleDuckConfig {
             tls.put("key_file", base.resolve(key.get()).toString());
         }
         string(dd, "warehouse", done).ifPresent(warehouse -> root.put("warehouse", warehouse));
+        dev.mallard.server.ingest.IngestionConfig.fromDazzleDuck(dd, base.resolve(root.path("warehouse").asText(ServerConfig.DEFAULT_WAREHOUSE))
+                .toAbsolutePath().normalize()).ifPresent(ingestion -> root.set("ingestion", ingestion));
         string(dd, "access_mode", done).ifPresent(mode -> root.put("access_mode", mode));
         string(dd, "secret_key", done).ifPresent(secret -> root.put("secret_key", secret));
         // DazzleDuck signs HS512 with a base64 secret_key: so a token minted by either server works on the other.
@@ -283,8 +284,9 @@ final class DazzleDuckConfig {
         return out.toString();
     }
 
-    private static final Set<String> KNOWN = Set.of("flight_sql", "http", "warehouse", "access_mode", "secret_key", "users", "jwt_token",
-            "query_timeout_ms", "max_query_timeout_ms", "startup_script_provider", "server_cert", "keystore");
+    private static final Set<String> KNOWN = java.util.stream.Stream.concat(java.util.stream.Stream.of("flight_sql", "http", "warehouse", "access_mode", "secret_key",
+            "users", "jwt_token", "query_timeout_ms", "max_query_timeout_ms", "startup_script_provider", "server_cert", "keystore"),
+            dev.mallard.server.ingest.IngestionConfig.DAZZLEDUCK_KEYS.stream()).collect(java.util.stream.Collectors.toUnmodifiableSet());
     private static final Set<String> KNOWN_FLIGHT = Set.of("host", "port", "use_encryption");
     private static final Set<String> KNOWN_HTTP = Set.of("host", "port", "allow-origin", "authentication", "tls");
 

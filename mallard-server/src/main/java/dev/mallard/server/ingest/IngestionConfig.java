@@ -131,6 +131,19 @@ public record IngestionConfig(List<Queue> queues, Optional<String> anyQueuePath,
         }
     }
 
+    /**
+     * DazzleDuck's ingestion keys of a {@code dazzleduck_server} block, as Mallard's {@code ingestion:} tree; empty when
+     * it has none. {@link #DAZZLEDUCK_KEYS} are the top-level keys read.
+     *
+     * @param warehouse the warehouse, absolute: DazzleDuck's absolute paths inside it become relative to it
+     */
+    public static Optional<com.fasterxml.jackson.databind.node.ObjectNode> fromDazzleDuck(com.typesafe.config.Config dazzleduck,
+            java.nio.file.Path warehouse) {
+        return DazzleDuckIngestionKeys.read(dazzleduck, warehouse);
+    }
+
+    public static final Set<String> DAZZLEDUCK_KEYS = DazzleDuckIngestionKeys.KEYS;
+
     /** Reads the {@code ingestion:} block of the server's configuration tree (already checked against its schema). */
     public static IngestionConfig read(JsonNode node) {
         if (node == null || node.isMissingNode() || node.isNull()) {

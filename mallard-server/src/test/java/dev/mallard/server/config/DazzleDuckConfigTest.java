@@ -80,8 +80,8 @@ class DazzleDuckConfigTest {
 
     @Test
     void theFeaturesOfOtherIssuesAreRefusedAsNotSupportedYetByName() {
-        for (String key : List.of("named_query_table=\"hub.queries\"", "ingestion.max_delay_ms=500", "login_url=\"http://127.0.0.1:1/login\"",
-                "ingestion_task_factory_provider.ingestion_path=/tmp/x", "flight_sql.data_processor_locations=[]")) {
+        for (String key : List.of("named_query_table=\"hub.queries\"", "login_url=\"http://127.0.0.1:1/login\"",
+                "flight_sql.data_processor_locations=[]")) {
             assertThatThrownBy(() -> reader.read(Optional.empty(), List.of("dazzleduck_server.users=[{username=ada,password=pw}]",
                     "dazzleduck_server." + key)))
                     .hasMessageContaining("dazzleduck_server." + key.substring(0, key.indexOf('=')).split("\\.")[0])

@@ -1,0 +1,34 @@
+package dev.mallard.server.ingest;
+
+import dev.mallard.server.MallardServer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * A server in a process of its own for {@link IngestCrashIT}, which kills it with SIGKILL: queue {@code events}
+ * partitioned by {@code bucket} (so one batch is several files), its HTTP port written to {@code <root>/port}.
+ */
+public final class IngestServerChild {
+    private IngestServerChild() {}
+
+    static IngestionConfig ingestion() {
+        return IngestFixtures.queues(new IngestionConfig.Queue("events", "lake/events", Optional.of("SELECT *, id % 3 AS bucket FROM __this"),
+                List.of("bucket"), List.of(), "parquet", IngestionConfig.DEFAULT_TARGET_FILE_SIZE, Duration.ZERO, Map.of(), Optional.empty()));
+    }
+
+    public static void main(String[] args) throws Exception {
+        Path root = Path.of(args[0]);
+        MallardServer server = MallardServer.start(IngestFixtures.config(root, ingestion()));
+        Path port = root.resolve("port");
+        Path next = root.resolve("port.next");
+        Files.writeString(next, String.valueOf(server.httpPort()));
+        Files.move(next, port, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        // Runs until killed.
+        Thread.currentThread().join();
+    }
+}
