@@ -140,6 +140,42 @@ class HttpArrowProducerIT {
     }
 
     @Test
+    void producersPastTheServersMaxPendingWriteAreAnswered429AndRetriedUntilEveryRowLandsOnce() throws Exception {
+        // One byte of pending writes and batches held 300 ms before they are written: producers sending at once collide.
+        List<String> slow = List.of("ingestion.max_pending_write=1", "ingestion.queues.0.flush_interval_ms=300");
+        try (MallardServer server = IngestServer.start(warehouse(), slow, "events")) {
+            URI uri = URI.create("http://127.0.0.1:" + server.httpPort());
+            int producers = 3;
+            java.util.concurrent.CyclicBarrier together = new java.util.concurrent.CyclicBarrier(producers);
+            ExecutorService pool = Executors.newFixedThreadPool(producers);
+            List<Future<ProducerStats>> done = new ArrayList<>();
+            for (int p = 0; p < producers; p++) {
+                int producerNumber = p;
+                done.add(pool.submit(() -> {
+                    try (HttpArrowProducer producer = HttpArrowProducer.builder(uri, "events", ROWS).login(IngestServer.USER, IngestServer.PASSWORD)
+                            .options(quick().maxBatchRows(100).build()).build()) {
+                        together.await();
+                        for (long i = 0; i < 300; i++) {
+                            producer.addRow(producerNumber * 300L + i, producerNumber, "pushed");
+                        }
+                        producer.flush(Duration.ofMinutes(2));
+                        return producer.stats();
+                    }
+                }));
+            }
+            long busy = 0;
+            for (Future<ProducerStats> f : done) {
+                ProducerStats stats = f.get();
+                assertThat(stats.batchesAcknowledged()).isEqualTo(3);
+                busy += stats.busyAnswers();
+            }
+            pool.shutdown();
+            assertThat(busy).isPositive();
+            assertThat(IngestServer.counts(warehouse(), "events")).containsExactly(900L, 900L, 404_550L);
+        }
+    }
+
+    @Test
     void batchesSpilledWhileTheServerIsDownAreReplayedInOrderWhenItIsBackOnTheSameWarehouse() throws Exception {
         Path spill = root.resolve("spill");
         MallardServer first = IngestServer.start(warehouse(), "events");

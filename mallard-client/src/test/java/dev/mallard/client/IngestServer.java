@@ -24,11 +24,17 @@ final class IngestServer {
 
     /** Starts a server on {@code warehouse} with one queue per name, each writing under {@code <warehouse>/<name>}. */
     static MallardServer start(Path warehouse, String... queues) {
+        return start(warehouse, List.of(), queues);
+    }
+
+    /** The same, with more {@code --conf key=value} settings. */
+    static MallardServer start(Path warehouse, List<String> settings, String... queues) {
         List<String> conf = new ArrayList<>(List.of("warehouse=" + warehouse, "host=127.0.0.1", "http.port=0", "flight.port=0",
                 "users.0.username=" + USER, "users.0.password=" + PASSWORD));
         for (int i = 0; i < queues.length; i++) {
             conf.add("ingestion.queues." + i + ".name=" + queues[i]);
         }
+        conf.addAll(settings);
         return MallardServer.start(new ServerConfigReader(ConfigEnvironment.from(Map.of()), Map.of()).read(Optional.empty(), conf));
     }
 
