@@ -133,7 +133,8 @@ final class FlightIngestTransport implements BatchTransport {
     }
 
     private static Optional<Duration> retryAfter(CallStatus status) {
-        if (status.metadata() == null) {
+        // ErrorFlightMetadata.get throws for a key it does not hold.
+        if (status.metadata() == null || !status.metadata().containsKey("retry-after")) {
             return Optional.empty();
         }
         String value = status.metadata().get("retry-after");

@@ -86,6 +86,70 @@ class FlightArrowProducerIT {
         }
     }
 
+    @Test
+    void resourceExhaustedPastTheServersMaxPendingWriteIsRetriedUntilEveryRowLandsOnce() throws Exception {
+        // Room for one batch of 100 rows (about 3 KB as the server spools it) but not two; each held 300 ms before it is written.
+        List<String> slow = List.of("ingestion.max_pending_write=4000", "ingestion.queues.0.flush_interval_ms=300");
+        try (MallardServer server = IngestServer.start(warehouse(), slow, "events")) {
+            int producers = 3;
+            java.util.concurrent.CyclicBarrier together = new java.util.concurrent.CyclicBarrier(producers);
+            ExecutorService pool = Executors.newFixedThreadPool(producers);
+            List<Future<ProducerStats>> done = new ArrayList<>();
+            for (int p = 0; p < producers; p++) {
+                int producerNumber = p;
+                done.add(pool.submit(() -> {
+                    ProducerOptions options = ProducerOptions.builder().maxBatchRows(100).initialBackoff(Duration.ofMillis(50))
+                            .maxBackoff(Duration.ofMillis(400)).build();
+                    try (FlightArrowProducer producer = FlightArrowProducer.builder(Location.forGrpcInsecure("127.0.0.1", server.flightPort()), "events",
+                            HttpArrowProducerIT.ROWS).login(IngestServer.USER, IngestServer.PASSWORD).options(options).build()) {
+                        together.await();
+                        for (long i = 0; i < 300; i++) {
+                            producer.addRow(producerNumber * 300L + i, producerNumber, "pushed");
+                        }
+                        producer.flush(Duration.ofSeconds(90));
+                        return producer.stats();
+                    }
+                }));
+            }
+            long busy = 0;
+            for (Future<ProducerStats> f : done) {
+                ProducerStats stats = f.get();
+                assertThat(stats.batchesAcknowledged()).isEqualTo(3);
+                busy += stats.busyAnswers();
+            }
+            pool.shutdown();
+            assertThat(busy).as("RESOURCE_EXHAUSTED answers").isPositive();
+            assertThat(IngestServer.counts(warehouse(), "events")).containsExactly(900L, 900L, 404_550L);
+        }
+    }
+
+    @Test
+    void batchesSpilledWhileNoFlightServerListensAreReplayedByTheNextProducerWithTheSameId() throws Exception {
+        Path spill = root.resolve("spill");
+        ProducerOptions options = ProducerOptions.builder().producerId("flight-spill").maxBatchRows(100).spillDirectory(spill)
+                .initialBackoff(Duration.ofMillis(50)).maxBackoff(Duration.ofMillis(200)).requestTimeout(Duration.ofSeconds(5))
+                .closeTimeout(Duration.ofMillis(500)).build();
+        int nobody;
+        try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+            nobody = socket.getLocalPort();
+        }
+        try (FlightArrowProducer producer = FlightArrowProducer.builder(Location.forGrpcInsecure("127.0.0.1", nobody), "events",
+                HttpArrowProducerIT.ROWS).login(IngestServer.USER, IngestServer.PASSWORD).options(options).build()) {
+            for (long i = 0; i < 500; i++) {
+                producer.addRow(i, 0, "while nobody listens");
+            }
+        }
+        assertThat(HttpArrowProducerIT.spilledFiles(spill.resolve("flight-spill"))).isEqualTo(5);
+        try (MallardServer server = IngestServer.start(warehouse(), "events");
+                FlightArrowProducer producer = FlightArrowProducer.builder(Location.forGrpcInsecure("127.0.0.1", server.flightPort()), "events",
+                        HttpArrowProducerIT.ROWS).login(IngestServer.USER, IngestServer.PASSWORD).options(options).build()) {
+            assertThat(producer.flush(Duration.ofMinutes(1))).isTrue();
+            assertThat(producer.stats().batchesAcknowledged()).isEqualTo(5);
+            assertThat(HttpArrowProducerIT.spilledFiles(spill.resolve("flight-spill"))).isZero();
+            assertThat(IngestServer.counts(warehouse(), "events")).containsExactly(500L, 500L, 124_750L);
+        }
+    }
+
     /** The VectorSchemaRoot path: a caller's own batch, copied into the producer's. */
     private static void sendAsOneRoot(ArrowProducer producer, int thread, int rows) {
         try (BufferAllocator allocator = new RootAllocator(); VectorSchemaRoot root = VectorSchemaRoot.create(producer.schema(), allocator)) {
