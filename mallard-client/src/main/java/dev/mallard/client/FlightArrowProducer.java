@@ -93,6 +93,7 @@ public final class FlightArrowProducer implements ArrowProducer {
         private Optional<String> password = Optional.empty();
         private Map<String, String> claims = Map.of();
         private Optional<Supplier<String>> token = Optional.empty();
+        private boolean sendBatchIds = true;
 
         private Builder(Location location, String queue, Schema schema) {
             this.location = requireNonNull(location, "location is null");
@@ -126,10 +127,22 @@ public final class FlightArrowProducer implements ArrowProducer {
             return this;
         }
 
+        /**
+         * Whether the DoPut options carry {@code x-dd-producer-id} and {@code x-dd-producer-batch-id} (default true).
+         * Turn it off for a DazzleDuck server: its Flight ingestion reads the producer id but numbers every batch 0,
+         * so it would refuse each batch after the first as out of sequence. Without the ids a resent batch may be
+         * written twice.
+         */
+        public Builder sendBatchIds(boolean sendBatchIds) {
+            this.sendBatchIds = sendBatchIds;
+            return this;
+        }
+
         public FlightArrowProducer build() {
             BufferAllocator allocator = new RootAllocator();
             try {
-                FlightIngestTransport transport = new FlightIngestTransport(location, queue, username, password, claims, token, options, allocator);
+                FlightIngestTransport transport = new FlightIngestTransport(location, queue, username, password, claims, token, options, allocator,
+                        sendBatchIds);
                 return new FlightArrowProducer(new BatchEngine(schema, options, transport), allocator);
             } catch (RuntimeException e) {
                 allocator.close();

@@ -50,10 +50,17 @@ final class FlightIngestTransport implements BatchTransport {
     private final BufferAllocator allocator;
     private final ClientIncomingAuthHeaderMiddleware.Factory bearerCapture = new ClientIncomingAuthHeaderMiddleware.Factory(new ClientBearerHeaderHandler());
     private final FlightClient client;
+    private final boolean sendBatchIds;
     private volatile CredentialCallOption credentials;
 
     FlightIngestTransport(Location location, String queue, Optional<String> username, Optional<String> password, Map<String, String> claims,
             Optional<Supplier<String>> token, ProducerOptions options, BufferAllocator allocator) {
+        this(location, queue, username, password, claims, token, options, allocator, true);
+    }
+
+    FlightIngestTransport(Location location, String queue, Optional<String> username, Optional<String> password, Map<String, String> claims,
+            Optional<Supplier<String>> token, ProducerOptions options, BufferAllocator allocator, boolean sendBatchIds) {
+        this.sendBatchIds = sendBatchIds;
         this.location = requireNonNull(location, "location is null");
         requireNonNull(queue, "queue is null");
         if (queue.isBlank()) {
@@ -67,7 +74,9 @@ final class FlightIngestTransport implements BatchTransport {
         this.allocator = requireNonNull(allocator, "allocator is null");
         Map<String, String> o = new LinkedHashMap<>();
         o.put("ingestion_queue", queue);
-        o.put("x-dd-producer-id", options.producerId());
+        if (sendBatchIds) {
+            o.put("x-dd-producer-id", options.producerId());
+        }
         if (!options.partitionBy().isEmpty()) {
             o.put("x-dd-partition", String.join(",", options.partitionBy()));
         }
@@ -92,7 +101,9 @@ final class FlightIngestTransport implements BatchTransport {
     @Override
     public SendOutcome send(long batchId, byte[] payload, boolean gzip) throws InterruptedException {
         Map<String, String> options = new LinkedHashMap<>(baseOptions);
-        options.put("x-dd-producer-batch-id", Long.toString(batchId));
+        if (sendBatchIds) {
+            options.put("x-dd-producer-batch-id", Long.toString(batchId));
+        }
         FlightDescriptor descriptor = FlightDescriptor.command(IngestCommand.encode(options));
         try (InputStream in = gzip ? new GZIPInputStream(new ByteArrayInputStream(payload)) : new ByteArrayInputStream(payload);
                 ArrowStreamReader reader = new ArrowStreamReader(in, allocator)) {
@@ -126,9 +137,10 @@ final class FlightIngestTransport implements BatchTransport {
                 credentials = null;
                 yield SendOutcome.unreachable(Optional.empty(), detail);
             }
-            case UNAVAILABLE, TIMED_OUT, INTERNAL, UNKNOWN, CANCELLED -> SendOutcome.alreadyWritten(status.description())
-                    ? SendOutcome.acknowledged() : SendOutcome.unreachable(retryAfter(status), detail);
-            default -> SendOutcome.alreadyWritten(status.description()) ? SendOutcome.acknowledged() : SendOutcome.rejected(detail);
+            case UNAVAILABLE, TIMED_OUT, INTERNAL, UNKNOWN, CANCELLED -> SendOutcome.unreachable(retryAfter(status), detail);
+            // Not even DazzleDuck's "Out of sequence batch": over Flight it numbers every batch 0, so that answer
+            // refuses a new batch rather than recognising a resent one (see sendBatchIds).
+            default -> SendOutcome.rejected(detail);
         };
     }
 
