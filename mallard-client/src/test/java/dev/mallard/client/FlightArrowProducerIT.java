@@ -98,7 +98,7 @@ class FlightArrowProducerIT {
             for (int p = 0; p < producers; p++) {
                 int producerNumber = p;
                 done.add(pool.submit(() -> {
-                    ProducerOptions options = ProducerOptions.builder().maxBatchRows(100).initialBackoff(Duration.ofMillis(50))
+                    ProducerOptions options = ProducerOptions.builder().maxBatchRows(100).maxBatchDelay(Duration.ofMinutes(1)).initialBackoff(Duration.ofMillis(50))
                             .maxBackoff(Duration.ofMillis(400)).build();
                     try (FlightArrowProducer producer = FlightArrowProducer.builder(Location.forGrpcInsecure("127.0.0.1", server.flightPort()), "events",
                             HttpArrowProducerIT.ROWS).login(IngestServer.USER, IngestServer.PASSWORD).options(options).build()) {
@@ -126,7 +126,7 @@ class FlightArrowProducerIT {
     @Test
     void batchesSpilledWhileNoFlightServerListensAreReplayedByTheNextProducerWithTheSameId() throws Exception {
         Path spill = root.resolve("spill");
-        ProducerOptions options = ProducerOptions.builder().producerId("flight-spill").maxBatchRows(100).spillDirectory(spill)
+        ProducerOptions options = ProducerOptions.builder().producerId("flight-spill").maxBatchRows(100).maxBatchDelay(Duration.ofMinutes(1)).spillDirectory(spill)
                 .initialBackoff(Duration.ofMillis(50)).maxBackoff(Duration.ofMillis(200)).requestTimeout(Duration.ofSeconds(5))
                 .closeTimeout(Duration.ofMillis(500)).build();
         int nobody;

@@ -109,7 +109,7 @@ class HttpArrowProducerIT {
         try (MallardServer server = IngestServer.start(warehouse(), "events"); FaultyHttpProxy proxy = new FaultyHttpProxy(server.httpPort())) {
             proxy.holdNextAnswer();
             try (HttpArrowProducer producer = HttpArrowProducer.builder(proxy.uri(), "events", ROWS).login(IngestServer.USER, IngestServer.PASSWORD)
-                    .options(quick().requestTimeout(Duration.ofSeconds(2)).build()).build()) {
+                    .options(quick().requestTimeout(Duration.ofSeconds(2)).maxBatchDelay(Duration.ofMinutes(1)).build()).build()) {
                 for (long i = 0; i < 100; i++) {
                     producer.addRow(i, 0, "once");
                 }
@@ -127,7 +127,7 @@ class HttpArrowProducerIT {
         try (MallardServer server = IngestServer.start(warehouse(), "events"); FaultyHttpProxy proxy = new FaultyHttpProxy(server.httpPort())) {
             proxy.busy(2, 1);
             try (HttpArrowProducer producer = HttpArrowProducer.builder(proxy.uri(), "events", ROWS).login(IngestServer.USER, IngestServer.PASSWORD)
-                    .options(quick().maxBatchRows(50).build()).build()) {
+                    .options(quick().maxBatchRows(50).maxBatchDelay(Duration.ofMinutes(1)).build()).build()) {
                 for (long i = 0; i < 200; i++) {
                     producer.addRow(i, 0, "busy");
                 }
@@ -153,7 +153,7 @@ class HttpArrowProducerIT {
                 int producerNumber = p;
                 done.add(pool.submit(() -> {
                     try (HttpArrowProducer producer = HttpArrowProducer.builder(uri, "events", ROWS).login(IngestServer.USER, IngestServer.PASSWORD)
-                            .options(quick().maxBatchRows(100).build()).build()) {
+                            .options(quick().maxBatchRows(100).maxBatchDelay(Duration.ofMinutes(1)).build()).build()) {
                         together.await();
                         for (long i = 0; i < 300; i++) {
                             producer.addRow(producerNumber * 300L + i, producerNumber, "pushed");
@@ -214,7 +214,8 @@ class HttpArrowProducerIT {
     @Test
     void batchesLeftInTheSpillDirectoryAtCloseAreSentByTheNextProducerWithTheSameId() throws Exception {
         Path spill = root.resolve("spill");
-        ProducerOptions options = quick().producerId("restarted-app").maxBatchRows(100).spillDirectory(spill).closeTimeout(Duration.ofMillis(500)).build();
+        ProducerOptions options = quick().producerId("restarted-app").maxBatchRows(100).maxBatchDelay(Duration.ofMinutes(1)).spillDirectory(spill)
+                .closeTimeout(Duration.ofMillis(500)).build();
         try (MallardServer server = IngestServer.start(warehouse(), "events"); FaultyHttpProxy proxy = new FaultyHttpProxy(server.httpPort())) {
             proxy.down();
             try (HttpArrowProducer producer = HttpArrowProducer.builder(proxy.uri(), "events", ROWS).login(IngestServer.USER, IngestServer.PASSWORD)

@@ -30,7 +30,7 @@ class UnreachableServerTest {
     }
 
     private static ProducerOptions.Builder small() {
-        return ProducerOptions.builder().maxBatchRows(10).maxBufferedBytes(4096).initialBackoff(Duration.ofMillis(20))
+        return ProducerOptions.builder().maxBatchRows(10).maxBatchDelay(Duration.ofMinutes(1)).maxBufferedBytes(4096).initialBackoff(Duration.ofMillis(20))
                 .maxBackoff(Duration.ofMillis(200)).requestTimeout(Duration.ofSeconds(2)).closeTimeout(Duration.ofMillis(300));
     }
 
