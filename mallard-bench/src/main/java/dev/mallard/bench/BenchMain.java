@@ -6,7 +6,7 @@ import picocli.CommandLine.Command;
 /** {@code ./mallard bench ...}: Mallard's benchmarks. Each prints a table, or one JSON object with --json. */
 @Command(name = "mallard bench", mixinStandardHelpOptions = true,
         description = "Benchmarks; record results in docs/benchmarks.md with the command and the machine.",
-        subcommands = {HandlerBench.class, PipelineBench.class, ViewsBench.class, ServerBench.class, PostgresSinkBench.class})
+        subcommands = {HandlerBench.class, PipelineBench.class, ViewsBench.class, ServerBench.class, PostgresSinkBench.class, IngestBench.class})
 public final class BenchMain implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;

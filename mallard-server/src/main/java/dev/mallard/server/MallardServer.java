@@ -98,7 +98,9 @@ public final class MallardServer implements AutoCloseable {
             } else {
                 config.fileAccess().apply(engine.connection(), config.warehouse());
             }
-            sessions = new SessionRegistry(engine, ServedViews.open(engine::newSession), config.sessionLimits(), config.streamResults(),
+            ServedViews views = ServedViews.open(engine::newSession);
+            ingestion.bindViews(views::afterWrite);
+            sessions = new SessionRegistry(engine, views, config.sessionLimits(), config.streamResults(),
                     Clock.systemUTC(), claims);
             SessionRegistry open = sessions;
             metrics = new ServerMetrics(new MetricsRegistry(), open::size);

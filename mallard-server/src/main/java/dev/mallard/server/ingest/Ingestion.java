@@ -103,6 +103,7 @@ public final class Ingestion implements AutoCloseable {
     private volatile Timer ackLatency;
     private final Map<String, io.micrometer.core.instrument.Counter> refusals = new ConcurrentHashMap<>();
     private volatile boolean closed;
+    private volatile java.util.function.LongConsumer tableWritten = rows -> {};
 
     private Ingestion(IngestionConfig config, Path warehouse, Supplier<DuckDBConnection> connections, BufferAllocator allocator, TokenService tokens,
             List<UserAccount> users, AccessMode mode, Clock clock) {
@@ -135,6 +136,14 @@ public final class Ingestion implements AutoCloseable {
                 .description("Bytes received but not yet written, over every queue (bounded by ingestion.max_pending_write)").register(registry);
         meters = registry;
         writers.values().forEach(this::register);
+    }
+
+    /**
+     * Called with the rows after every insert into a queue's table: the server syncs its materialized views there, so
+     * a view over a queue's table updates as batches land.
+     */
+    public void bindViews(java.util.function.LongConsumer afterWrite) {
+        this.tableWritten = requireNonNull(afterWrite, "afterWrite is null");
     }
 
     /**
@@ -192,7 +201,7 @@ public final class Ingestion implements AutoCloseable {
             try {
                 queue.transformation().ifPresent(sql -> checkTransformation(connection, queue.name(), sql));
                 WarehouseWriter writer = new WarehouseWriter(queue, directory, temp.resolve(name), logs.resolve(name + ".jsonl"), connection,
-                        allocator, clock);
+                        allocator, clock, rows -> tableWritten.accept(rows));
                 QueueWriter queueWriter = new QueueWriter(queue, writer, clock, this::release);
                 if (meters != null) {
                     register(queueWriter);

@@ -74,10 +74,26 @@ public record IngestionConfig(List<Queue> queues, Optional<String> anyQueuePath,
      * @param flushInterval how long the first waiting batch may wait for more before they are written (zero: at once)
      * @param variables set with {@code SET VARIABLE} on the queue's writing connection, read with {@code getvariable}
      * @param watermark the per-batch watermark rows this queue keeps, if any
+     * @param table a DuckDB table every committed batch is also inserted into, exactly once, so that materialized views
+     *     over it (whose change capture needs a table) update as batches land
      */
     public record Queue(String name, String path, Optional<String> transformation, List<String> partition, List<String> sortOrder,
-            String format, long targetFileSize, Duration flushInterval, Map<String, String> variables, Optional<Watermark> watermark) {
+            String format, long targetFileSize, Duration flushInterval, Map<String, String> variables, Optional<Watermark> watermark,
+            Optional<String> table) {
+        /** A queue without a table. */
+        public Queue(String name, String path, Optional<String> transformation, List<String> partition, List<String> sortOrder,
+                String format, long targetFileSize, Duration flushInterval, Map<String, String> variables, Optional<Watermark> watermark) {
+            this(name, path, transformation, partition, sortOrder, format, targetFileSize, flushInterval, variables, watermark, Optional.empty());
+        }
+
+        /** This queue with a table its batches are also inserted into. */
+        public Queue withTable(String table) {
+            return new Queue(name, path, transformation, partition, sortOrder, format, targetFileSize, flushInterval, variables, watermark,
+                    Optional.of(table));
+        }
+
         public Queue {
+            requireNonNull(table, "table is null");
             requireNonNull(name, "name is null");
             requireNonNull(path, "path is null");
             requireNonNull(transformation, "transformation is null");
@@ -108,7 +124,7 @@ public record IngestionConfig(List<Queue> queues, Optional<String> anyQueuePath,
         }
 
         /** A queue with the defaults: the batch as it is, in Parquet, written at once. */
-        static Queue named(String name, String path) {
+        public static Queue named(String name, String path) {
             return new Queue(name, path, Optional.empty(), List.of(), List.of(), "parquet", DEFAULT_TARGET_FILE_SIZE, Duration.ZERO, Map.of(),
                     Optional.empty());
         }
@@ -164,7 +180,7 @@ public record IngestionConfig(List<Queue> queues, Optional<String> anyQueuePath,
             queues.add(new Queue(name, path, text(queue, "transformation").filter(sql -> !sql.isBlank()), strings(queue.path("partition")),
                     strings(queue.path("sort_order")), text(queue, "format").orElse("parquet").toLowerCase(Locale.ROOT),
                     queue.path("target_file_size").asLong(DEFAULT_TARGET_FILE_SIZE), Duration.ofMillis(queue.path("flush_interval_ms").asLong(0)),
-                    variables, watermark));
+                    variables, watermark, text(queue, "table")));
         }
         return new IngestionConfig(queues, text(node, "any_queue_path"), text(node, "temp_write_location"),
                 node.path("max_pending_write").asLong(DEFAULT_MAX_PENDING_WRITE));

@@ -49,6 +49,7 @@ final class WarehouseWriter implements IngestionWriter {
     private final BufferAllocator allocator;
     private final Clock clock;
     private final List<String> files = new ArrayList<>();
+    private final java.util.function.LongConsumer tableWritten;
     private long nextSeq;
 
     /**
@@ -56,9 +57,11 @@ final class WarehouseWriter implements IngestionWriter {
      * @param staging the queue's directory under {@code temp_write_location}
      * @param logFile the queue's commit log
      * @param connection the queue's own writing connection; closed with the writer
+     * @param tableWritten told the rows after each insert into the queue's table (the views' sync)
      */
     WarehouseWriter(IngestionConfig.Queue queue, Path directory, Path staging, Path logFile, DuckDBConnection connection,
-            BufferAllocator allocator, Clock clock) {
+            BufferAllocator allocator, Clock clock, java.util.function.LongConsumer tableWritten) {
+        this.tableWritten = requireNonNull(tableWritten, "tableWritten is null");
         this.queue = requireNonNull(queue, "queue is null");
         this.directory = requireNonNull(directory, "directory is null");
         this.staging = requireNonNull(staging, "staging is null");
@@ -75,6 +78,7 @@ final class WarehouseWriter implements IngestionWriter {
             }
             watermarkTable();
             refreshView();
+            catchUpTable();
         } catch (IOException | SQLException e) {
             throw new MallardException(ErrorCode.SYSTEM_IO_FAILED, "cannot open ingestion queue " + queue.name() + ": " + e.getMessage(), e);
         }
@@ -230,6 +234,9 @@ final class WarehouseWriter implements IngestionWriter {
                 deleteTree(flush);
                 refreshView();
                 insertMarks(commit);
+                if (applyToTable(commit)) {
+                    tableWritten.accept(commit.rows());
+                }
             } catch (IOException | SQLException e) {
                 LOG.error("ingestion commit published partly; a restart finishes it queue={} seq={} error={}", queue.name(), seq, e.toString());
             }
@@ -329,6 +336,65 @@ final class WarehouseWriter implements IngestionWriter {
                     .append(literal(commit.at())).append(')');
         }
         execute(sql.toString());
+    }
+
+    /**
+     * Inserts a commit's files into the queue's table with the commit's sequence number as the table's progress, in one
+     * DuckDB transaction: each commit lands in the table once, whatever crash comes between. False without a table.
+     */
+    private boolean applyToTable(CommitLog.Commit commit) throws SQLException {
+        if (queue.table().isEmpty() || commit.files().isEmpty()) {
+            return false;
+        }
+        String table = quote(queue.table().get());
+        String source = reader() + "([" + commit.files().stream().map(file -> literal(directory.resolve(file).toString()))
+                .collect(Collectors.joining(", ")) + "], hive_partitioning = true, union_by_name = true)";
+        execute("BEGIN TRANSACTION");
+        try {
+            execute("CREATE TABLE IF NOT EXISTS " + table + " AS SELECT * FROM " + source + " LIMIT 0");
+            execute("INSERT INTO " + table + " BY NAME SELECT * FROM " + source);
+            execute("INSERT OR REPLACE INTO " + APPLIED + " VALUES (" + literal(queue.name()) + ", " + commit.seq() + ")");
+            execute("COMMIT");
+            return true;
+        } catch (SQLException e) {
+            execute("ROLLBACK");
+            throw e;
+        }
+    }
+
+    private static final String APPLIED = "mallard_ingest_applied";
+
+    /** After a restart: the commits the queue's table has not had yet (all of them, for an in-memory database). */
+    private void catchUpTable() throws SQLException {
+        if (queue.table().isEmpty()) {
+            return;
+        }
+        execute("CREATE TABLE IF NOT EXISTS " + APPLIED + " (queue VARCHAR PRIMARY KEY, seq BIGINT)");
+        long applied = -1;
+        try (Statement statement = connection.createStatement();
+                ResultSet rs = statement.executeQuery("SELECT seq FROM " + APPLIED + " WHERE queue = " + literal(queue.name())
+                        + " AND EXISTS (SELECT 1 FROM duckdb_tables() WHERE table_name = " + literal(queue.table().get()) + ")")) {
+            if (rs.next()) {
+                applied = rs.getLong(1);
+            }
+        }
+        long rows = 0;
+        for (CommitLog.Commit commit : log.commits()) {
+            if (commit.seq() > applied && applyToTable(commit)) {
+                rows += commit.rows();
+            }
+        }
+        if (rows > 0) {
+            tableWritten.accept(rows);
+        }
+    }
+
+    private String reader() {
+        return switch (queue.format()) {
+            case "csv" -> "read_csv";
+            case "json" -> "read_json_auto";
+            default -> "read_parquet";
+        };
     }
 
     /** Replaces the queue's view by one over every committed file: a reader sees a flush whole or not at all. */

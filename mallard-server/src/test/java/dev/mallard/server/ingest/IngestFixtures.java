@@ -44,7 +44,12 @@ final class IngestFixtures {
     private IngestFixtures() {}
 
     static ServerConfig config(Path root, AccessMode mode, IngestionConfig ingestion, List<UserAccount> users) {
-        return new ServerConfig(root.resolve("warehouse"), Optional.empty(), "127.0.0.1", 0, ServerConfig.DEFAULT_HTTP_MAX_BODY_BYTES, 0,
+        return config(root, mode, ingestion, users, Optional.empty());
+    }
+
+    /** @param database the database file, empty for an in-memory database */
+    static ServerConfig config(Path root, AccessMode mode, IngestionConfig ingestion, List<UserAccount> users, Optional<Path> database) {
+        return new ServerConfig(root.resolve("warehouse"), database, "127.0.0.1", 0, ServerConfig.DEFAULT_HTTP_MAX_BODY_BYTES, 0,
                 Optional.empty(), users, mode, Optional.of("ingest-test-secret-0123456789-0123456789-0123456789"),
                 ServerConfig.DEFAULT_TOKEN_EXPIRY_MINUTES, ServerConfig.SessionLimits.DEFAULT, 1000, 0, Optional.empty()).withIngestion(ingestion);
     }

@@ -140,6 +140,25 @@ class IngestHttpIT {
     }
 
     @Test
+    void aBatchReSentAfterARestartIsAcknowledgedAndNotWrittenAgain() throws Exception {
+        byte[] body = batch("p1", 0, 25);
+        assertThat(post(server.httpPort(), "?ingestion_queue=events", Optional.of(token), ARROW, body, "x-dd-producer-id", "p1",
+                "x-dd-producer-batch-id", "1").statusCode()).isEqualTo(200);
+        server.close();
+        server = MallardServer.start(IngestFixtures.config(root, IngestFixtures.queues(IngestionConfig.Queue.named("events", "lake/events"))));
+        token = login(server.httpPort());
+
+        for (int i = 0; i < 2; i++) {
+            HttpResponse<String> again = post(server.httpPort(), "?ingestion_queue=events", Optional.of(token), ARROW, body, "x-dd-producer-id", "p1",
+                    "x-dd-producer-batch-id", "1");
+            assertThat(again.statusCode()).isEqualTo(200);
+            assertThat(again.headers().firstValue("x-dd-duplicate")).contains("true");
+        }
+
+        assertThat(count("SELECT count(*) FROM events")).isEqualTo(25);
+    }
+
+    @Test
     void aWatermarkRowPerBatchAndGroupRecordsItsLeastAndGreatestTimestamp() throws Exception {
         post(server.httpPort(), "?ingestion_queue=events", Optional.of(token), ARROW, batch("p1", 10, 5), "x-dd-producer-id", "p1",
                 "x-dd-producer-batch-id", "1");

@@ -11,19 +11,24 @@ import java.util.Optional;
 
 /**
  * A server in a process of its own for {@link IngestCrashIT}, which kills it with SIGKILL: queue {@code events}
- * partitioned by {@code bucket} (so one batch is several files), its HTTP port written to {@code <root>/port}.
+ * partitioned by {@code bucket} (so one batch is several files) and inserted into the table {@code events_rows} of a
+ * database file, its HTTP port written to {@code <root>/port}.
  */
 public final class IngestServerChild {
     private IngestServerChild() {}
 
     static IngestionConfig ingestion() {
         return IngestFixtures.queues(new IngestionConfig.Queue("events", "lake/events", Optional.of("SELECT *, id % 3 AS bucket FROM __this"),
-                List.of("bucket"), List.of(), "parquet", IngestionConfig.DEFAULT_TARGET_FILE_SIZE, Duration.ZERO, Map.of(), Optional.empty()));
+                List.of("bucket"), List.of(), "parquet", IngestionConfig.DEFAULT_TARGET_FILE_SIZE, Duration.ZERO, Map.of(), Optional.empty())
+                .withTable("events_rows"));
     }
 
     public static void main(String[] args) throws Exception {
         Path root = Path.of(args[0]);
-        MallardServer server = MallardServer.start(IngestFixtures.config(root, ingestion()));
+        // A database file: the queue's table and its progress survive the kill, so a restart must not insert a commit twice.
+        MallardServer server = MallardServer.start(IngestFixtures.config(root, dev.mallard.server.config.AccessMode.COMPLETE, ingestion(),
+                List.of(new dev.mallard.server.config.UserAccount(IngestFixtures.USER, dev.mallard.server.auth.PasswordHash.of(IngestFixtures.PASSWORD))),
+                Optional.of(root.resolve("mallard.duckdb"))));
         Path port = root.resolve("port");
         Path next = root.resolve("port.next");
         Files.writeString(next, String.valueOf(server.httpPort()));
