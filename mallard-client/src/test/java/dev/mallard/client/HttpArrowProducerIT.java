@@ -240,6 +240,24 @@ class HttpArrowProducerIT {
     }
 
     @Test
+    void partitionColumnsAskedForByTheProducerLayTheFilesOutInHiveDirectories() throws Exception {
+        try (MallardServer server = IngestServer.start(warehouse(), "events")) {
+            URI uri = URI.create("http://127.0.0.1:" + server.httpPort());
+            try (HttpArrowProducer producer = HttpArrowProducer.builder(uri, "events", ROWS).login(IngestServer.USER, IngestServer.PASSWORD)
+                    .options(quick().partitionBy(List.of("thread")).sortOrder(List.of("id")).build()).build()) {
+                for (long i = 0; i < 300; i++) {
+                    producer.addRow(i, (int) (i % 3), "partitioned");
+                }
+            }
+            for (int thread = 0; thread < 3; thread++) {
+                assertThat(warehouse().resolve("events").resolve("thread=" + thread)).isDirectory();
+            }
+            assertThat(IngestServer.counts(warehouse(), "events")).containsExactly(300L, 300L, 44_850L);
+            assertThat(IngestServer.query(warehouse(), "events", "SELECT count(DISTINCT thread) FROM rows").get(0).get(0)).isEqualTo(3L);
+        }
+    }
+
+    @Test
     void aBatchForAQueueTheServerDoesNotHaveIsRejectedAndCounted() throws Exception {
         try (MallardServer server = IngestServer.start(warehouse(), "events")) {
             URI uri = URI.create("http://127.0.0.1:" + server.httpPort());

@@ -24,9 +24,21 @@ class LogsAndMetricsIT {
                 }
                 Await.until("the first 50 log rows are written", () -> rows(warehouse, "logs") == 50);
                 proxy.down();
-                for (int i = 51; i <= 100; i++) {
-                    app.placeOrder(i);
+                // Five threads log and count at once through the one appender and registry.
+                java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newFixedThreadPool(5);
+                List<java.util.concurrent.Future<?>> done = new java.util.ArrayList<>();
+                for (int t = 0; t < 5; t++) {
+                    int first = 51 + t * 10;
+                    done.add(threads.submit(() -> {
+                        for (int i = first; i < first + 10; i++) {
+                            app.placeOrder(i);
+                        }
+                    }));
                 }
+                for (java.util.concurrent.Future<?> f : done) {
+                    f.get();
+                }
+                threads.shutdown();
                 Await.until("the logs of the outage are spilled", () -> HttpArrowProducerIT.spilledFiles(root.resolve("spill").resolve("shop-logs")) > 0);
                 proxy.up(server.httpPort());
             }
