@@ -59,6 +59,7 @@ final class BatchEngine implements ArrowProducer {
     private boolean unreachable;
     private boolean closing;
     private boolean stopped;
+    private String failure;
     private long rowsAccepted;
     private long rowsRefused;
     private long batchesSealed;
@@ -100,7 +101,7 @@ final class BatchEngine implements ArrowProducer {
         }
         this.nextBatchId = firstId;
         newOpenBatch();
-        this.sender = new Thread(this::sendLoop, "mallard-producer-" + options.producerId());
+        this.sender = new Thread(this::sendLoopOrFail, "mallard-producer-" + options.producerId());
         sender.setDaemon(true);
         sender.start();
     }
@@ -257,6 +258,9 @@ final class BatchEngine implements ArrowProducer {
         if (closing) {
             throw new IllegalStateException("the producer " + options.producerId() + " is closed");
         }
+        if (failure != null) {
+            throw new IllegalStateException("the producer " + options.producerId() + " stopped sending: " + failure);
+        }
         long deadline = System.nanoTime() + options.maxBlock().toNanos();
         while (full()) {
             if (options.overflow() == ProducerOptions.Overflow.REFUSE) {
@@ -400,6 +404,24 @@ final class BatchEngine implements ArrowProducer {
     }
 
     // ---- sending (the sender thread) ----
+
+    /** A sender that dies of a bug stops the producer loudly rather than leaving rows to pile up unsent. */
+    private void sendLoopOrFail() {
+        try {
+            sendLoop();
+        } catch (RuntimeException | Error e) {
+            LOG.log(Level.ERROR, "producer " + options.producerId() + " stopped sending", e);
+            lock.lock();
+            try {
+                failure = e.toString();
+                stopped = true;
+                changed.signalAll();
+            } finally {
+                lock.unlock();
+            }
+            throw e;
+        }
+    }
 
     private void sendLoop() {
         while (true) {
