@@ -220,6 +220,17 @@ class IngestHttpIT {
         assertThat(queues.get(0).path("watermark").isNull()).isTrue();
     }
 
+    @Test
+    void metricsCarryTheQueuesSeries() throws Exception {
+        post(server.httpPort(), "?ingestion_queue=events", Optional.of(token), ARROW, batch("p1", 0, 12));
+
+        HttpResponse<String> metrics = IngestFixtures.get(server.httpPort(), "/metrics", token);
+
+        assertThat(metrics.statusCode()).isEqualTo(200);
+        assertThat(metrics.body()).contains("mallard_ingest_rows_total{queue=\"events\"} 12.0", "mallard_ingest_batches_total{queue=\"events\"} 1.0",
+                "mallard_ingest_pending_bytes{queue=\"events\"}", "mallard_ingest_ack_seconds");
+    }
+
     private long count(String sql) throws Exception {
         try (Connection connection = server.engineSession(); Statement statement = connection.createStatement(); ResultSet rs = statement.executeQuery(sql)) {
             rs.next();
