@@ -1,5 +1,6 @@
 package dev.mallard.hub;
 
+import dev.mallard.server.http.HttpErrors;
 import static java.util.Objects.requireNonNull;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -7,7 +8,6 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
-import dev.mallard.core.error.Redactor;
 import dev.mallard.server.hosted.HostContext;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.Status;
@@ -118,26 +118,6 @@ final class PipelinesApi {
     }
 
     private static void fail(ServerResponse response, RuntimeException e) {
-        String code;
-        String message;
-        Status status;
-        if (e instanceof MallardException mallard) {
-            code = mallard.errorCode().code();
-            message = mallard.getMessage();
-            status = switch (mallard.errorCode()) {
-                case USER_AUTH_FAILED -> Status.UNAUTHORIZED_401;
-                case USER_ACCESS_DENIED -> Status.FORBIDDEN_403;
-                case USER_PIPELINE_NOT_FOUND -> Status.NOT_FOUND_404;
-                default -> mallard.errorCode().errorClass().equals("user") ? Status.BAD_REQUEST_400 : Status.INTERNAL_SERVER_ERROR_500;
-            };
-        } else {
-            LOG.error("pipelines request failed", e);
-            code = ErrorCode.SYSTEM_INTERNAL.code();
-            message = Redactor.redact(String.valueOf(e));
-            status = Status.INTERNAL_SERVER_ERROR_500;
-        }
-        ObjectNode root = JSON.createObjectNode();
-        root.putObject("error").put("code", code).put("message", message);
-        send(response, status, root.toString());
+        HttpErrors.send(response, e, LOG, "pipelines request");
     }
 }

@@ -601,20 +601,7 @@ public final class HttpApi implements AutoCloseable {
         if (e instanceof dev.mallard.server.auth.LoginThrottledException throttled) {
             response.header(HeaderNames.RETRY_AFTER, Long.toString(throttled.retryAfterSeconds()));
         }
-        String code;
-        String message;
-        Status status;
-        if (e instanceof MallardException mallard) {
-            code = mallard.errorCode().code();
-            message = mallard.getMessage();
-            status = HttpErrors.status(mallard.errorCode());
-        } else {
-            LOG.error("request failed", e);
-            code = ErrorCode.SYSTEM_INTERNAL.code();
-            message = Redactor.redact(String.valueOf(e));
-            status = Status.INTERNAL_SERVER_ERROR_500;
-        }
-        response.status(status).header(HeaderNames.CONTENT_TYPE, JSON_TYPE).send(HttpErrors.body(code, message));
+        HttpErrors.send(response, e, LOG, "request");
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.mallard.server.ingest;
 
+import dev.mallard.server.http.HttpErrors;
 import static java.util.Objects.requireNonNull;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -484,33 +485,12 @@ public final class Ingestion implements AutoCloseable {
     }
 
     private void fail(ServerResponse response, Exception e) {
-        Status status;
-        String code;
-        String message;
-        if (e instanceof MallardException mallard) {
-            code = mallard.errorCode().code();
-            message = mallard.getMessage();
-            status = switch (mallard.errorCode()) {
-                case USER_AUTH_FAILED -> Status.UNAUTHORIZED_401;
-                case USER_ACCESS_DENIED -> Status.FORBIDDEN_403;
-                case USER_INGEST_QUEUE_NOT_FOUND -> Status.NOT_FOUND_404;
-                case USER_INGEST_CONTENT_TYPE -> Status.UNSUPPORTED_MEDIA_TYPE_415;
-                case USER_INGEST_PENDING_WRITE_EXCEEDED -> Status.TOO_MANY_REQUESTS_429;
-                default -> mallard.errorCode().errorClass().equals("user") ? Status.BAD_REQUEST_400 : Status.INTERNAL_SERVER_ERROR_500;
-            };
-            if (mallard.errorCode() == ErrorCode.USER_INGEST_PENDING_WRITE_EXCEEDED) {
-                response.header(HeaderNames.RETRY_AFTER, String.valueOf(RETRY_AFTER_SECONDS));
-            }
-        } else {
-            LOG.error("ingestion request failed", e);
-            code = ErrorCode.SYSTEM_INTERNAL.code();
-            message = Redactor.redact(String.valueOf(e));
-            status = Status.INTERNAL_SERVER_ERROR_500;
+        boolean backpressure = e instanceof MallardException mallard && mallard.errorCode() == ErrorCode.USER_INGEST_PENDING_WRITE_EXCEEDED;
+        if (backpressure) {
+            response.header(HeaderNames.RETRY_AFTER, String.valueOf(RETRY_AFTER_SECONDS));
         }
-        refused(code);
-        ObjectNode body = JSON.createObjectNode();
-        body.putObject("error").put("code", code).put("message", message);
-        response.status(status).header(HeaderNames.CONTENT_TYPE, "application/json").send(body.toString());
+        refused(e instanceof MallardException mallard ? mallard.errorCode().code() : ErrorCode.SYSTEM_INTERNAL.code());
+        HttpErrors.send(response, e, LOG, "ingestion request");
     }
 
     private void timed(long started) {

@@ -1,10 +1,10 @@
 package dev.mallard.server.namedquery;
 
+import dev.mallard.server.http.HttpErrors;
 import static java.util.Objects.requireNonNull;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.hubspot.jinjava.Jinjava;
 import com.hubspot.jinjava.JinjavaConfig;
 import dev.mallard.core.arrow.JsonLinesWriter;
@@ -324,31 +324,7 @@ public final class NamedQueries implements AutoCloseable {
     }
 
     private static void fail(ServerResponse response, RuntimeException e) {
-        Status status;
-        String code;
-        String message;
-        if (e instanceof MallardException mallard) {
-            code = mallard.errorCode().code();
-            message = mallard.getMessage();
-            status = switch (mallard.errorCode()) {
-                case USER_AUTH_FAILED -> Status.UNAUTHORIZED_401;
-                case USER_ACCESS_DENIED -> Status.FORBIDDEN_403;
-                case USER_SESSIONS_EXHAUSTED -> Status.TOO_MANY_REQUESTS_429;
-                case USER_SQL_TIMEOUT -> Status.GATEWAY_TIMEOUT_504;
-                case USER_NAMED_QUERY_NOT_FOUND -> Status.NOT_FOUND_404;
-                default -> mallard.errorCode().errorClass().equals("user") ? Status.BAD_REQUEST_400 : Status.INTERNAL_SERVER_ERROR_500;
-            };
-        } else {
-            LOG.error("named query request failed", e);
-            code = ErrorCode.SYSTEM_INTERNAL.code();
-            message = Redactor.redact(String.valueOf(e));
-            status = Status.INTERNAL_SERVER_ERROR_500;
-        }
-        ObjectNode root = JSON.createObjectNode();
-        ObjectNode error = root.putObject("error");
-        error.put("code", code);
-        error.put("message", message);
-        response.status(status).header(HeaderNames.CONTENT_TYPE, "application/json").send(root.toString());
+        HttpErrors.send(response, e, LOG, "named query request");
     }
 
     @Override
