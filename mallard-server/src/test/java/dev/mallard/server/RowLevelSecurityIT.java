@@ -342,11 +342,14 @@ class RowLevelSecurityIT {
                 .POST(HttpRequest.BodyPublishers.ofString(body.toString())).build(), HttpResponse.BodyHandlers.ofString());
     }
 
-    /** One token (one session) per server, user and claims: a login per query would hold a session per query until idle. */
+    /**
+     * One token (one session) per server, user, claims and client thread: a login per query would hold a session per query
+     * until idle, and two threads sharing one session would race each other's streamed results (user.server.session_busy).
+     */
     private static final Map<String, String> TOKENS = new java.util.concurrent.ConcurrentHashMap<>();
 
     private static HttpResponse<String> http(MallardServer server, String user, String password, Map<String, Object> claims, String sql) throws Exception {
-        String key = server.httpPort() + "|" + user + "|" + new java.util.TreeMap<>(claims);
+        String key = server.httpPort() + "|" + user + "|" + new java.util.TreeMap<>(claims) + "|" + Thread.currentThread().threadId();
         String token = TOKENS.get(key);
         if (token == null) {
             HttpResponse<String> login = login(server, user, password, claims);
