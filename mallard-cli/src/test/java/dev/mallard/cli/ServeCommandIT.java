@@ -48,21 +48,16 @@ class ServeCommandIT {
     }
 
     private static void awaitHealthy(HttpClient http, int port, Process process) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (System.nanoTime() < deadline) {
+        dev.mallard.testkit.Await.until("mallard serve answers /health", () -> {
             if (!process.isAlive()) {
                 throw new AssertionError("mallard serve exited with " + process.exitValue());
             }
             try {
-                if (http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/health")).build(),
-                        HttpResponse.BodyHandlers.ofString()).statusCode() == 200) {
-                    return;
-                }
+                return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/health")).build(),
+                        HttpResponse.BodyHandlers.ofString()).statusCode() == 200;
             } catch (IOException e) {
-                // not listening yet
+                return false; // not listening yet
             }
-            Thread.sleep(100);
-        }
-        throw new AssertionError("mallard serve did not answer /health within a minute");
+        });
     }
 }
