@@ -5,10 +5,11 @@ import static java.util.Objects.requireNonNull;
 import com.fasterxml.jackson.core.JsonPointer;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.networknt.schema.JsonSchema;
-import com.networknt.schema.JsonSchemaFactory;
-import com.networknt.schema.SpecVersion;
-import com.networknt.schema.ValidationMessage;
+import com.networknt.schema.Error;
+import com.networknt.schema.Schema;
+import com.networknt.schema.SchemaRegistry;
+import com.networknt.schema.SpecificationVersion;
+import com.networknt.schema.path.NodePath;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
 import java.io.IOException;
@@ -26,12 +27,12 @@ import java.util.stream.StreamSupport;
 public final class ConfigSchema {
     private final String name;
     private final JsonNode document;
-    private final JsonSchema schema;
+    private final Schema schema;
 
     private ConfigSchema(String name, JsonNode document) {
         this.name = requireNonNull(name, "name is null");
         this.document = requireNonNull(document, "document is null");
-        this.schema = JsonSchemaFactory.getInstance(SpecVersion.VersionFlag.V202012).getSchema(document);
+        this.schema = SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_2020_12).getSchema(document);
     }
 
     /** Loads a schema from the classpath next to {@code anchor}. */
@@ -56,14 +57,14 @@ public final class ConfigSchema {
 
     public List<ConfigProblem> validate(String file, LocatedYaml yaml) {
         List<ConfigProblem> problems = new ArrayList<>();
-        List<ValidationMessage> messages = new ArrayList<>(schema.validate(yaml.root()));
-        messages.sort(Comparator.comparing((ValidationMessage m) -> pathOf(m))
-                .thenComparing(ValidationMessage::getMessage));
-        for (ValidationMessage message : messages) {
+        List<Error> messages = new ArrayList<>(schema.validate(yaml.root()));
+        messages.sort(Comparator.comparing((Error m) -> pathOf(m))
+                .thenComparing(Error::getMessage));
+        for (Error message : messages) {
             String instancePath = instancePath(message);
             String path = pathOf(message);
             LocatedYaml.Location at = yaml.locate(path);
-            ConfigProblem problem = switch (message.getType()) {
+            ConfigProblem problem = switch (message.getKeyword()) {
                 case "additionalProperties" -> new ConfigProblem(file, at.line(), at.column(), path,
                         ErrorCode.USER_CONFIG_UNKNOWN_KEY, unknownKey(message, instancePath));
                 case "required" -> new ConfigProblem(file, at.line(), at.column(), path, ErrorCode.USER_CONFIG_INVALID,
@@ -82,18 +83,25 @@ public final class ConfigSchema {
         return path.isEmpty() ? "(top level)" : path;
     }
 
-    private static String instancePath(ValidationMessage message) {
-        String raw = message.getInstanceLocation().toString();
-        if (raw.startsWith("$.")) {
-            return raw.substring(2);
+    /** The instance location in LocatedYaml's spelling: {@code sinks[0].type}. */
+    private static String instancePath(Error message) {
+        NodePath location = message.getInstanceLocation();
+        StringBuilder path = new StringBuilder();
+        for (int i = 0; i < location.getNameCount(); i++) {
+            Object element = location.getElement(i);
+            if (element instanceof Integer index) {
+                path.append('[').append(index).append(']');
+            } else {
+                path.append(path.isEmpty() ? "" : ".").append(element);
+            }
         }
-        return raw.startsWith("$") ? raw.substring(1) : raw;
+        return path.toString();
     }
 
-    private static String pathOf(ValidationMessage message) {
+    private static String pathOf(Error message) {
         String base = instancePath(message);
         String property = message.getProperty();
-        if (property == null || !(message.getType().equals("additionalProperties") || message.getType().equals("required"))) {
+        if (property == null || !(message.getKeyword().equals("additionalProperties") || message.getKeyword().equals("required"))) {
             return base;
         }
         return base.isEmpty() ? property : base + "." + property;
@@ -104,7 +112,7 @@ public final class ConfigSchema {
         return colon >= 0 && text.startsWith("$") ? text.substring(colon + 2) : text;
     }
 
-    private String unknownKey(ValidationMessage message, String parentPath) {
+    private String unknownKey(Error message, String parentPath) {
         String key = message.getProperty();
         List<String> allowed = allowedKeys(message);
         String where = parentPath.isEmpty() ? "at the top level" : "under '" + parentPath + "'";
@@ -120,7 +128,7 @@ public final class ConfigSchema {
     }
 
     /** The sibling {@code properties} of the {@code additionalProperties} keyword that refused the key. */
-    private List<String> allowedKeys(ValidationMessage message) {
+    private List<String> allowedKeys(Error message) {
         String fragment = message.getSchemaLocation().getFragment().toString();
         if (!fragment.endsWith("/additionalProperties")) {
             return List.of();
@@ -133,8 +141,8 @@ public final class ConfigSchema {
         return StreamSupport.stream(((Iterable<String>) properties::fieldNames).spliterator(), false).toList();
     }
 
-    private Optional<String> describe(ValidationMessage message) {
-        if (!"required".equals(message.getType())) {
+    private Optional<String> describe(Error message) {
+        if (!"required".equals(message.getKeyword())) {
             return Optional.empty();
         }
         String fragment = message.getSchemaLocation().getFragment().toString();
