@@ -26,6 +26,7 @@ import dev.mallard.server.rls.FileLockdown;
 import dev.mallard.server.sql.AccessPolicy;
 import dev.mallard.server.views.ServedViews;
 import dev.mallard.server.tls.TlsFiles;
+import dev.mallard.views.ViewSql;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -121,8 +122,10 @@ public final class MallardServer implements AutoCloseable {
         NamedData namedData = null;
         Ingestion ingestion = null;
         try {
-            config.startupScript().ifPresent(script -> runStartupScript(engine, script));
-            config.startupSql().ifPresent(sql -> runStartupSql(engine, sql, "startup_script_provider"));
+            // Startup scripts speak the clients' SQL, views included (CREATE MATERIALIZED VIEW, dbsp_* calls).
+            ServedViews views = ServedViews.open(engine::newSession);
+            config.startupScript().ifPresent(script -> runStartupScript(engine, views, script));
+            config.startupSql().ifPresent(sql -> runStartupSql(engine, views, sql, "startup_script_provider"));
             // After the startup scripts, which may read files anywhere; from here on DuckDB itself refuses the rest.
             ClaimPolicy claims = new ClaimPolicy(config.accessMode(), config.users());
             ingestion = Ingestion.open(config.ingestion(), config.warehouse(), engine::newSession, engine.allocator(), tokens, config.users(),
@@ -136,7 +139,6 @@ public final class MallardServer implements AutoCloseable {
             } else {
                 config.fileAccess().apply(engine.connection(), config.warehouse());
             }
-            ServedViews views = ServedViews.open(engine::newSession);
             ingestion.bindViews(views::afterWrite);
             sessions = new SessionRegistry(engine, views, config.sessionLimits(), config.streamResults(),
                     Clock.systemUTC(), claims);
@@ -188,29 +190,50 @@ public final class MallardServer implements AutoCloseable {
         }
     }
 
-    private static void runStartupScript(Engine engine, Path script) {
+    private static void runStartupScript(Engine engine, ServedViews views, Path script) {
         String text;
         try {
             text = Files.readString(script);
         } catch (IOException e) {
             throw new MallardException(ErrorCode.USER_CONFIG_NOT_FOUND, "cannot read startup_script " + script + ": " + e.getMessage(), e);
         }
-        runStartupSql(engine, text, "startup_script " + script);
+        runStartupSql(engine, views, text, "startup_script " + script);
         LOG.info("startup script ran file={}", script);
     }
 
-    /** Runs a startup script's statements in order; {@code where} names it in errors. */
-    private static void runStartupSql(Engine engine, String text, String where) {
+    /**
+     * Runs a startup script's statements in order; a view statement or a {@code dbsp_*} call goes through the views'
+     * front door, as a client's would, and the rest straight to DuckDB. {@code where} names the script in errors.
+     */
+    private static void runStartupSql(Engine engine, ServedViews views, String text, String where) {
+        ServedViews.FrontDoor door = null;
         try (Statement statement = engine.connection().createStatement()) {
             for (SqlScript.Statement sql : SqlScript.split(text)) {
+                String at = where + " line " + sql.line() + ": ";
+                if (ViewSql.recognizes(sql.sql())) {
+                    door = door != null ? door : views.frontDoor(engine.connection());
+                    try (ViewSql.Result ignored = door.execute(sql.sql())) {
+                        // A startup statement's rows are not read.
+                    } catch (MallardException e) {
+                        throw new MallardException(e.errorCode(), at + e.getMessage(), e);
+                    }
+                    continue;
+                }
                 try {
                     statement.execute(sql.sql());
                 } catch (SQLException e) {
-                    throw new MallardException(ErrorCode.USER_SQL_INVALID, where + " line " + sql.line() + ": " + e.getMessage(), e);
+                    throw new MallardException(ErrorCode.USER_SQL_INVALID, at + e.getMessage(), e);
                 }
             }
         } catch (SQLException e) {
             throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot run " + where + ": " + e.getMessage(), e);
+        } finally {
+            if (door != null) {
+                door.close();
+            }
+        }
+        if (door != null) {
+            views.afterWrite();
         }
     }
 

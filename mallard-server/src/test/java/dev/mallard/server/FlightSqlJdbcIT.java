@@ -38,6 +38,7 @@ class FlightSqlJdbcIT {
                 INSERT INTO cities VALUES (1, 'Lisbon', 545000, 100.05), (2, 'Porto', 232000, 41.42), (3, 'Braga', NULL, 183.4);
                 CREATE SCHEMA sales;
                 CREATE TABLE sales.orders (order_id BIGINT, city_id INTEGER, amount DECIMAL(10,2), placed TIMESTAMP, PRIMARY KEY (order_id, city_id));
+                CREATE MATERIALIZED VIEW city_count AS SELECT count(*) AS cities FROM cities;
                 """);
         server = MallardServer.start(TestServers.config(warehouse, AccessMode.COMPLETE, Optional.of(script)));
     }
@@ -196,6 +197,20 @@ class FlightSqlJdbcIT {
             assertThat(column(meta.getColumns(null, "main", "cities", null), "COLUMN_NAME")).containsExactly("id", "name", "population", "area");
             assertThat(column(meta.getColumns(null, "sales", "orders", "%"), "TYPE_NAME")).hasSize(4);
             assertThat(column(meta.getPrimaryKeys("memory", "sales", "orders"), "COLUMN_NAME")).containsExactly("order_id", "city_id");
+        }
+    }
+
+    @Test
+    void metadataLeavesOutTheViewsCatalogsOwnSchemaButListsTheMaterializedView() throws Exception {
+        try (Connection connection = connect(); Statement statement = connection.createStatement();
+                ResultSet internal = statement.executeQuery("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'mallard_views'")) {
+            internal.next();
+            assertThat(internal.getLong(1)).as("the views catalog keeps its state in mallard_views").isPositive();
+            DatabaseMetaData meta = connection.getMetaData();
+            assertThat(column(meta.getSchemas(), "TABLE_SCHEM")).contains("main").doesNotContain("mallard_views");
+            List<String> tables = column(meta.getTables(null, null, "%", null), "TABLE_NAME");
+            assertThat(tables).contains("cities", "city_count");
+            assertThat(column(meta.getTables(null, "mallard_views", "%", null), "TABLE_NAME")).isEmpty();
         }
     }
 

@@ -1,6 +1,7 @@
 package dev.mallard.server.flight;
 
 import dev.mallard.core.arrow.ArrowExport;
+import dev.mallard.core.sql.SqlText;
 import dev.mallard.server.session.Session;
 import java.io.IOException;
 import java.sql.PreparedStatement;
@@ -15,8 +16,13 @@ import org.apache.arrow.flight.sql.impl.FlightSql.CommandGetTables;
 import org.apache.arrow.vector.ipc.ArrowReader;
 import org.apache.arrow.vector.types.pojo.Schema;
 
-/** The rows of the Flight SQL catalog RPCs, read from DuckDB's information_schema and duckdb_constraints(). */
+/**
+ * The rows of the Flight SQL catalog RPCs, read from DuckDB's information_schema and duckdb_constraints(). The views
+ * catalog's own schema ({@value #INTERNAL_SCHEMA}: capture logs, state tables) is Mallard's bookkeeping, not data, so
+ * browsing tools do not list it; the materialized views themselves are listed where they were created.
+ */
 final class CatalogQueries {
+    static final String INTERNAL_SCHEMA = "mallard_views";
     static final List<String> TABLE_TYPES = List.of("BASE TABLE", "LOCAL TEMPORARY", "VIEW");
 
     private CatalogQueries() {}
@@ -27,7 +33,7 @@ final class CatalogQueries {
 
     static List<List<Object>> schemas(Session session, CommandGetDbSchemas command) {
         List<Object> args = new ArrayList<>();
-        StringBuilder sql = new StringBuilder("SELECT catalog_name, schema_name FROM information_schema.schemata WHERE true");
+        StringBuilder sql = new StringBuilder("SELECT catalog_name, schema_name FROM information_schema.schemata WHERE schema_name <> '" + INTERNAL_SCHEMA + "'");
         if (command.hasCatalog()) {
             sql.append(" AND catalog_name = ?");
             args.add(command.getCatalog());
@@ -43,7 +49,8 @@ final class CatalogQueries {
     static List<List<Object>> tables(Session session, CommandGetTables command) {
         List<Object> args = new ArrayList<>();
         StringBuilder sql = new StringBuilder(
-                "SELECT table_catalog, table_schema, table_name, table_type FROM information_schema.tables WHERE true");
+                "SELECT table_catalog, table_schema, table_name, table_type FROM information_schema.tables WHERE table_schema <> '"
+                        + INTERNAL_SCHEMA + "'");
         if (command.hasCatalog()) {
             sql.append(" AND table_catalog = ?");
             args.add(command.getCatalog());
@@ -82,7 +89,7 @@ final class CatalogQueries {
                              unnest(constraint_column_names) AS column_name,
                              unnest(range(1, len(constraint_column_names) + 1)) AS key_sequence
                       FROM duckdb_constraints() WHERE constraint_type = 'PRIMARY KEY')
-                WHERE table_name = ?""");
+                WHERE table_name = ? AND schema_name <> '""" + INTERNAL_SCHEMA + "'");
         args.add(command.getTable());
         if (command.hasCatalog()) {
             sql.append(" AND database_name = ?");
@@ -97,7 +104,7 @@ final class CatalogQueries {
     }
 
     private static Schema tableSchema(Session session, String catalog, String schema, String table) {
-        String sql = "SELECT * FROM " + quote(catalog) + "." + quote(schema) + "." + quote(table) + " LIMIT 0";
+        String sql = "SELECT * FROM " + SqlText.qualified(catalog, schema, table) + " LIMIT 0";
         return session.sql(connection -> {
             try (Statement statement = connection.createStatement(); ResultSet rs = statement.executeQuery(sql);
                     ArrowReader reader = ArrowExport.export(rs, session.allocator(), 1)) {
@@ -106,10 +113,6 @@ final class CatalogQueries {
                 throw new SQLException("cannot read the Arrow schema of " + table, e);
             }
         });
-    }
-
-    private static String quote(String identifier) {
-        return '"' + identifier.replace("\"", "\"\"") + '"';
     }
 
     private static List<List<Object>> rows(Session session, String sql, List<Object> args) {
