@@ -152,7 +152,7 @@ public final class MallardServer implements AutoCloseable {
             MallardFlightSqlProducer producer = new MallardFlightSqlProducer(sessions, policy, engine.allocator(), version(),
                     config.fetchSize(), config.queryTimeoutSeconds(), audit, planner, config.plan().dataProcessorLocations(),
                     Optional.of(ingestion));
-            flight = FlightSqlEndpoint.start(config.host(), config.flightPort(), config.tls(), producer, users, tokens, sessions, engine.allocator());
+            flight = FlightSqlEndpoint.start(config.host(), config.flightPort(), config.tls(), producer, users, tokens, sessions, engine.allocator(), metrics);
             Optional<dev.mallard.server.datasets.ServedDatasets> datasets = config.namedData().serve().map(serve ->
                     dev.mallard.server.datasets.ServedDatasets.inServer(serve, engine::newSession, tokens, open, policy));
             Optional<dev.mallard.server.namedquery.NamedQueries> namedQueries = config.namedData().namedQueryTable().map(table ->
@@ -161,7 +161,7 @@ public final class MallardServer implements AutoCloseable {
             HttpApi http = HttpApi.start(config.host(), config.httpPort(), users, tokens, sessions, policy, config.fetchSize(),
                     config.queryTimeoutSeconds(), config.httpMaxBodyBytes(), httpsContext, config.allowOrigins(),
                     ServerHealth.of(engine, Clock.systemUTC(), hosted), metrics, planner, hosted, Optional.of(ingestion),
-                    namedData::routes);
+                    namedData::routes, config.httpConnections());
             LOG.info("server started flight_port={} http_port={} tls={} access_mode={} file_access={} database={} users={}", flight.port(), http.port(),
                     config.tls().isPresent(), config.accessMode(), config.fileAccess().name().toLowerCase(java.util.Locale.ROOT), config.database().map(Path::toString).orElse(":memory:"), config.users().size());
             return new MallardServer(engine, sessions, flight, http, users, metrics, hosted, namedData, ingestion);

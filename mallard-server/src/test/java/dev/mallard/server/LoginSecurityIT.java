@@ -74,8 +74,13 @@ class LoginSecurityIT {
     }
 
     @Test
-    void flightLoginsAreThrottledPerUserUnderOneAddressOfTheirOwn() throws Exception {
-        List<UserAccount> users = List.of(new UserAccount("ada", PasswordHash.of("lovelace")));
+    void flightLoginsAreCountedPerUserAndRealAddressUnderTheSameThrottleAsHttpAndInMetrics() throws Exception {
+        List<UserAccount> users = List.of(new UserAccount("ada", PasswordHash.of("lovelace")), new UserAccount("bob", PasswordHash.of("builder")));
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> log = new ch.qos.logback.core.read.ListAppender<>();
+        ch.qos.logback.classic.Logger directory = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
+                dev.mallard.server.auth.UserDirectory.class);
+        log.start();
+        directory.addAppender(log);
         try (MallardServer server = MallardServer.start(config(users, new ServerConfig.LoginLimits(2, 600)))) {
             java.util.Properties wrong = new java.util.Properties();
             wrong.put("user", "ada");
@@ -89,8 +94,49 @@ class LoginSecurityIT {
             right.put("password", "lovelace");
             org.assertj.core.api.Assertions.assertThatThrownBy(() -> java.sql.DriverManager.getConnection(TestServers.jdbcUrl(server), right).close())
                     .hasStackTraceContaining("too many failed logins");
-            // Flight's authenticator does not see the peer: its failures count under the address "flight", apart from HTTP's.
-            assertThat(login(HttpClient.newHttpClient(), server.httpPort(), "ada", "lovelace").statusCode()).isEqualTo(200);
+            // The same user from the same address (127.0.0.1) is throttled over HTTP too: one count per user and address.
+            HttpClient http = HttpClient.newHttpClient();
+            assertThat(login(http, server.httpPort(), "ada", "lovelace").statusCode()).isEqualTo(429);
+            // Another user from that address is not.
+            java.util.Properties bob = new java.util.Properties();
+            bob.put("user", "bob");
+            bob.put("password", "builder");
+            try (java.sql.Connection connection = java.sql.DriverManager.getConnection(TestServers.jdbcUrl(server), bob)) {
+                assertThat(connection.isValid(30)).isTrue();
+            }
+            String metrics = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.httpPort() + "/metrics")).timeout(BOUND).build(),
+                    HttpResponse.BodyHandlers.ofString()).body();
+            assertThat(metrics).containsPattern("mallard_server_logins_failed_total\\{mode=\"flight\"} [1-9]");
+            assertThat(server.users().failedLogins()).isGreaterThanOrEqualTo(2);
+            List<String> failures;
+            synchronized (log.list) {
+                failures = log.list.stream().map(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
+                        .filter(line -> line.startsWith("login failed")).toList();
+            }
+            // One line per failed handshake, naming the user and the real address, never the password.
+            assertThat(failures).hasSize((int) server.users().failedLogins())
+                    .allSatisfy(line -> assertThat(line).contains("user=ada").contains("remote=127.0.0.1").doesNotContain("guess"));
+        } finally {
+            directory.detachAppender(log);
+        }
+    }
+
+    @Test
+    void aTenMegabyteClaimsObjectInALoginIsRefusedWithoutATokenAndTheServerStillAnswers() throws Exception {
+        List<UserAccount> users = List.of(new UserAccount("ada", PasswordHash.of("lovelace")));
+        try (MallardServer server = MallardServer.start(config(users, ServerConfig.LoginLimits.DEFAULT))) {
+            com.fasterxml.jackson.databind.node.ObjectNode body = JSON.createObjectNode().put("username", "ada").put("password", "lovelace");
+            com.fasterxml.jackson.databind.node.ObjectNode claims = body.putObject("claims");
+            for (int i = 0; i < 10; i++) {
+                claims.put("blob" + i, "x".repeat(1 << 20));
+            }
+            HttpClient http = HttpClient.newHttpClient();
+            HttpResponse<String> refused = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.httpPort() + "/v1/login"))
+                    .timeout(BOUND).POST(HttpRequest.BodyPublishers.ofString(body.toString())).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(refused.statusCode()).isEqualTo(400);
+            assertThat(refused.body()).doesNotContain("accessToken").hasSizeLessThan(4_096);
+            assertThat(JSON.readTree(refused.body()).path("error").path("message").asText()).contains("bytes as JSON");
+            assertThat(login(http, server.httpPort(), "ada", "lovelace").statusCode()).isEqualTo(200);
         }
     }
 

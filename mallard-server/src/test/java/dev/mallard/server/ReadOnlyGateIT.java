@@ -135,7 +135,7 @@ class ReadOnlyGateIT {
     @Test
     void aViewCreatedThroughASmuggledQueryTextIsRefused() throws Exception {
         refusedEverywhere("SELECT * FROM query('SELECT dbs' || 'p_create_view(''v3'', ''SELECT id FROM t'')')", "user.sql.unsupported");
-        refusedEverywhere("SELECT * FROM query('SELECT dbsp_create_view(''v3'', ''SELECT id FROM t'')')", "user.view.call_not_top_level");
+        refusedEverywhere("SELECT * FROM query('SELECT dbsp_create_view(''v3'', ''SELECT id FROM t'')')", "user.access.denied");
     }
 
     @ParameterizedTest
@@ -165,9 +165,28 @@ class ReadOnlyGateIT {
     }
 
     @ParameterizedTest
+    @ValueSource(strings = {"SELECT 1 WHERE dbsp_create_view('v3', 'SELECT id FROM t') IS NOT NULL",
+        "SELECT (SELECT dbsp_drop_view('v'))", "SELECT dbsp_sync(), count(*) FROM (WITH x AS (DELETE FROM t RETURNING *) SELECT * FROM x)"})
+    void aWritingViewFunctionOrAWriteInsideASelectCallingViewFunctionsIsRefused(String text) throws Exception {
+        refusedEverywhere(text, "user.access.denied");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"EXPLAIN SELECT dbsp_sync()", "SELECT * FROM query('SELECT dbsp_sync()')"})
+    void aViewFunctionWhereTheFrontDoorCannotRunItIsRefusedWithThePlacementCode(String text) throws Exception {
+        refusedEverywhere(text, "user.view.call_placement");
+    }
+
+    @ParameterizedTest
     @ValueSource(strings = {"SELECT dbsp_sync() AS s", "SELECT * FROM dbsp_stats() WHERE metric = 'views'"})
-    void aViewFunctionInsideALargerStatementIsRefusedWithTheTopLevelCode(String text) throws Exception {
-        refusedEverywhere(text, "user.view.call_not_top_level");
+    void aReadingViewFunctionInsideALargerSelectAnswersOverHttpAndJdbc(String text) throws Exception {
+        HttpResponse<String> response = http(text);
+        assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+        try (Connection connection = TestServers.connect(server); Statement statement = connection.createStatement();
+                ResultSet rs = statement.executeQuery(text)) {
+            assertThat(rs.next()).isTrue();
+        }
+        assertUnchanged();
     }
 
     @ParameterizedTest

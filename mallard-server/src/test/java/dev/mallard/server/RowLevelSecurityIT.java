@@ -70,7 +70,9 @@ class RowLevelSecurityIT {
                 new UserAccount(TestServers.USER, PasswordHash.of(TestServers.PASSWORD), Map.of(), List.copyOf(RlsClaims.NAMES)),
                 new UserAccount("fixed", PasswordHash.of("fixed-password"), Map.of(RlsClaims.TABLE, "orders", RlsClaims.FILTER, "tenant_id = 'xyz'"), List.of()),
                 new UserAccount("files", PasswordHash.of("files-password"),
-                        Map.of(RlsClaims.ACCESS, "[[\"path\",\"" + tenant1 + "/\",\"*\",\"true\"]]"), List.of()));
+                        Map.of(RlsClaims.ACCESS, "[[\"path\",\"" + tenant1 + "/\",\"*\",\"true\"]]"), List.of()),
+                new UserAccount("granted", PasswordHash.of("granted-password"), Map.of(), List.of(RlsClaims.ACCESS, RlsClaims.PATH), List.of(),
+                        List.of(warehouse.resolve("tenant2") + "/")));
         restricted = MallardServer.start(config(warehouse.resolve("restricted"), AccessMode.RESTRICTED, script, users));
         restrictReadOnly = MallardServer.start(config(warehouse.resolve("rro"), AccessMode.RESTRICT_READ_ONLY, script, users.subList(0, 2)));
     }
@@ -120,6 +122,42 @@ class RowLevelSecurityIT {
         assertThat(jdbcRows(restricted, "files", "files-password", Map.of(), mine)).containsExactly("2");
         String theirs = "SELECT count(*) FROM read_parquet('" + warehouse.resolve("tenant2/orders.parquet") + "')";
         assertThat(http(restricted, "files", "files-password", Map.of(), theirs).statusCode()).isEqualTo(403);
+    }
+
+    @Test
+    void aPathGrantedOnlyAtLoginIsReadableThroughDuckDbsAllowListAndNothingOutsideIt() throws Exception {
+        String tenant2 = warehouse.resolve("tenant2") + "/";
+        Map<String, Object> grant = Map.of(RlsClaims.ACCESS, "[[\"path\",\"" + tenant2 + "\",\"*\",\"amount >= 20\"]]");
+        String mine = "SELECT count(*) FROM read_parquet('" + tenant2 + "orders.parquet')";
+        assertThat(httpRows(restricted, "granted", "granted-password", grant, mine)).containsExactly("3");
+        assertThat(jdbcRows(restricted, "granted", "granted-password", grant, mine)).containsExactly("3");
+        // Outside the grant: the rewriter refuses it before DuckDB sees it.
+        String theirs = "SELECT count(*) FROM read_parquet('" + tenant1.resolve("orders.parquet") + "')";
+        assertThat(http(restricted, "granted", "granted-password", grant, theirs).statusCode()).isEqualTo(403);
+        // A login may not grant a path outside the user's login_paths, even one another user's fixed grant admits.
+        Map<String, Object> wider = Map.of(RlsClaims.ACCESS, "[[\"path\",\"" + tenant1 + "/\",\"*\",\"true\"]]");
+        HttpResponse<String> refused = login(restricted, "granted", "granted-password", wider);
+        assertThat(refused.statusCode()).as(refused.body()).isEqualTo(400);
+        assertThat(refused.body()).contains("user.access.claims_invalid").contains("login_paths");
+        Properties properties = new Properties();
+        properties.put("user", "granted");
+        properties.put("password", "granted-password");
+        properties.put(RlsClaims.ACCESS, wider.get(RlsClaims.ACCESS).toString());
+        assertThatThrownBy(() -> DriverManager.getConnection(TestServers.jdbcUrl(restricted), properties).close())
+                .hasStackTraceContaining("login_paths");
+    }
+
+    @Test
+    void aProjectionExposesOnlyItsColumnsAndRefusesAnyOtherWithNoAccessInBothModesOverBothListeners() throws Exception {
+        Map<String, Object> claims = Map.of(RlsClaims.ACCESS, "[[\"table\",\"orders\",\"id, tenant_id\",\"amount >= 20\"]]");
+        for (MallardServer server : List.of(restricted, restrictReadOnly)) {
+            assertThat(both(server, claims, "SELECT * FROM orders ORDER BY id")).containsExactly("2|xyz", "3|abc", "4|xyz");
+            assertThat(both(server, claims, "SELECT count(*) FROM orders WHERE tenant_id = 'xyz'")).containsExactly("2");
+            for (String sql : List.of("SELECT amount FROM orders", "SELECT id FROM orders ORDER BY owner_id",
+                    "SELECT id FROM orders WHERE id IN (SELECT id FROM orders WHERE amount > 0)")) {
+                assertRefusedOverBoth(server, claims, sql, 403, "user.access.denied", "No access to column");
+            }
+        }
     }
 
     @Test

@@ -37,8 +37,8 @@ class ViewFunctionsDoNotHangIT {
     Path warehouse;
 
     static List<String> statements() {
-        List<String> scalar = List.of("dbsp_sync()", "dbsp_create_view('w' || 1, 'SELECT 1 AS one')", "dbsp_drop_view('v')",
-                "dbsp_drop_view_cascade('v')", "dbsp_track('t')", "dbsp_untrack('t')", "dbsp_auto_sync(false)");
+        List<String> scalar = List.of("dbsp_sync()", "dbsp_create_view('w' || 1, 'SELECT 1 AS one')", "dbsp_drop_view('w1')",
+                "dbsp_drop_view_cascade('w1')", "dbsp_track('t')", "dbsp_untrack('t')", "dbsp_auto_sync(false)");
         List<String> table = List.of("dbsp_stats()", "dbsp_query('v')", "dbsp_changes('v')", "dbsp_check()");
         List<String> out = new ArrayList<>();
         for (String call : scalar) {

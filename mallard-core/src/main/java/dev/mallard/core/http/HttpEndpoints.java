@@ -7,6 +7,7 @@ import dev.mallard.core.error.MallardException;
 import io.helidon.webserver.WebServer;
 import io.helidon.webserver.WebServerConfig;
 import io.helidon.webserver.http.HttpRouting;
+import io.helidon.webserver.http1.Http1Config;
 import io.helidon.common.socket.SocketOptions;
 import io.helidon.common.tls.Tls;
 import java.time.Duration;
@@ -34,26 +35,38 @@ public final class HttpEndpoints implements AutoCloseable {
      * @param idleTimeout a connection that has not sent a whole request line this long is closed: one that connected
      *     and sent nothing, stalled in its request line, or kept alive with no next request (Helidon checks every
      *     quarter of it, at least every second)
-     * @param maxConnections open connections at most; past it the listener accepts no more until one closes
+     * @param headerTimeout a request whose headers are not all read this long after its request line is closed
+     * @param maxConnections open connections at most; one more is answered {@code 503}
+     *     ({@code system.http.too_many_connections}, {@code Retry-After}) and closed, over TLS only closed
      * @param maxConcurrentRequests requests in flight at most; one more is answered {@code 503} at once
      */
-    public record ConnectionLimits(Duration readTimeout, Duration idleTimeout, int maxConnections, int maxConcurrentRequests) {
-        public static final ConnectionLimits DEFAULT = new ConnectionLimits(Duration.ofSeconds(30), Duration.ofMinutes(5), 1_024, 512);
+    public record ConnectionLimits(Duration readTimeout, Duration idleTimeout, Duration headerTimeout, int maxConnections, int maxConcurrentRequests) {
+        public static final Duration DEFAULT_HEADER_TIMEOUT = Duration.ofSeconds(30);
+        public static final ConnectionLimits DEFAULT = new ConnectionLimits(Duration.ofSeconds(30), Duration.ofMinutes(5), DEFAULT_HEADER_TIMEOUT,
+                1_024, 512);
 
         public ConnectionLimits {
             requireNonNull(readTimeout, "readTimeout is null");
             requireNonNull(idleTimeout, "idleTimeout is null");
-            if (readTimeout.isNegative() || readTimeout.isZero() || idleTimeout.isNegative() || idleTimeout.isZero() || maxConnections <= 0
-                    || maxConcurrentRequests <= 0) {
+            requireNonNull(headerTimeout, "headerTimeout is null");
+            if (readTimeout.isNegative() || readTimeout.isZero() || idleTimeout.isNegative() || idleTimeout.isZero() || headerTimeout.isNegative()
+                    || headerTimeout.isZero() || maxConnections <= 0 || maxConcurrentRequests <= 0) {
                 throw new IllegalArgumentException("connection limits must be positive");
             }
+        }
+
+        /** These limits with another header timeout. */
+        public ConnectionLimits withHeaderTimeout(Duration headerTimeout) {
+            return new ConnectionLimits(readTimeout, idleTimeout, headerTimeout, maxConnections, maxConcurrentRequests);
         }
     }
 
     private final WebServer server;
+    private final Optional<ListenerGuard> guard;
 
-    private HttpEndpoints(WebServer server) {
+    private HttpEndpoints(WebServer server, Optional<ListenerGuard> guard) {
         this.server = requireNonNull(server, "server is null");
+        this.guard = requireNonNull(guard, "guard is null");
     }
 
     /**
@@ -91,16 +104,24 @@ public final class HttpEndpoints implements AutoCloseable {
      */
     public static HttpEndpoints start(String host, int port, Optional<SSLContext> tls, Consumer<WebServerConfig.Builder> listener,
             Consumer<HttpRouting.Builder> routes) {
-        return start(host, port, tls, ConnectionLimits.DEFAULT, listener, routes);
+        return start(host, port, tls, ConnectionLimits.DEFAULT, false, listener, routes);
     }
 
     /**
-     * Binds and starts serving before it returns, with {@code limits} on connections instead of the defaults.
+     * Binds and starts serving before it returns, with {@code limits} on connections instead of the defaults, all of
+     * them enforced: the header timeout, and a connection past the cap refused rather than left waiting.
      *
      * @param tls the server's key and certificates; empty serves plain HTTP
-     * @param listener sets the listener's other options (payload size); applied after {@code limits}
+     * @param listener sets the listener's other options (payload size); applied after {@code limits}, and must not
+     *     replace the connection options or the HTTP/1 protocol, which carry the guard
      */
     public static HttpEndpoints start(String host, int port, Optional<SSLContext> tls, ConnectionLimits limits,
+            Consumer<WebServerConfig.Builder> listener, Consumer<HttpRouting.Builder> routes) {
+        return start(host, port, tls, limits, true, listener, routes);
+    }
+
+    /** @param guarded whether the header timeout and the refusing cap apply (a listener that sets its own protocol does without) */
+    private static HttpEndpoints start(String host, int port, Optional<SSLContext> tls, ConnectionLimits limits, boolean guarded,
             Consumer<WebServerConfig.Builder> listener, Consumer<HttpRouting.Builder> routes) {
         requireNonNull(limits, "limits is null");
         requireNonNull(host, "host is null");
@@ -110,15 +131,21 @@ public final class HttpEndpoints implements AutoCloseable {
         if (port < 0 || port > 65_535) {
             throw new IllegalArgumentException("port " + port + " is outside 0..65535");
         }
+        // Without TCP_NODELAY a response's last small write (a chunked body's end) waits for the client's ACK
+        // of the one before, which Linux delays by up to 40 ms: a one-row query took 44 ms with idle cores.
+        SocketOptions socketOptions = SocketOptions.builder().tcpNoDelay(true).readTimeout(limits.readTimeout()).build();
+        Optional<ListenerGuard> guard = guarded
+                ? Optional.of(new ListenerGuard(socketOptions, limits.headerTimeout(), limits.idleTimeout(), limits.maxConnections(), tls.isEmpty()))
+                : Optional.empty();
         WebServerConfig.Builder builder = WebServer.builder()
-                // Without TCP_NODELAY a response's last small write (a chunked body's end) waits for the client's ACK
-                // of the one before, which Linux delays by up to 40 ms: a one-row query took 44 ms with idle cores.
-                .connectionOptions(SocketOptions.builder().tcpNoDelay(true).readTimeout(limits.readTimeout()).build())
+                .connectionOptions(guard.<SocketOptions>map(g -> g).orElse(socketOptions))
                 .idleConnectionTimeout(limits.idleTimeout())
                 .idleConnectionPeriod(limits.idleTimeout().dividedBy(4).compareTo(Duration.ofSeconds(1)) < 0
                         ? Duration.ofSeconds(1) : limits.idleTimeout().dividedBy(4))
-                .maxTcpConnections(limits.maxConnections())
+                // The guard counts and refuses past the cap; Helidon's own cap would stop accepting instead.
+                .maxTcpConnections(guarded ? -1 : limits.maxConnections())
                 .maxConcurrentRequests(limits.maxConcurrentRequests());
+        guard.ifPresent(g -> builder.addProtocol(Http1Config.builder().addReceiveListener(g.receiveListener()).build()));
         tls.ifPresent(context -> builder.tls(Tls.builder().sslContext(context).build()));
         listener.accept(builder);
         WebServer server = builder
@@ -127,18 +154,33 @@ public final class HttpEndpoints implements AutoCloseable {
                 // Helidon's own hook would stop the server as soon as the JVM begins to exit, while the
                 // pipeline is still draining and /healthz must keep answering 503; the owner closes it last.
                 .shutdownHook(false)
-                .routing(routes)
+                .routing(routing -> {
+                    guard.ifPresent(g -> routing.addFilter(g::filter));
+                    routes.accept(routing);
+                })
                 .build();
         // Helidon does not throw when it cannot bind: it logs the cause and returns a server that is not running.
         try {
             server.start();
         } catch (RuntimeException e) {
+            guard.ifPresent(ListenerGuard::close);
             throw bindFailed(host, port, e);
         }
         if (!server.isRunning()) {
+            guard.ifPresent(ListenerGuard::close);
             throw bindFailed(host, port, null);
         }
-        return new HttpEndpoints(server);
+        return new HttpEndpoints(server, guard);
+    }
+
+    /** Connections refused past {@link ConnectionLimits#maxConnections()} since the listener started (0 without limits). */
+    public long refusedConnections() {
+        return guard.map(ListenerGuard::refusedConnections).orElse(0L);
+    }
+
+    /** Connections closed because their headers did not arrive within {@link ConnectionLimits#headerTimeout()}. */
+    public long headerTimeouts() {
+        return guard.map(ListenerGuard::headerTimeouts).orElse(0L);
     }
 
     /** The bound port, the real one when 0 was asked for. */
@@ -150,6 +192,7 @@ public final class HttpEndpoints implements AutoCloseable {
     @Override
     public void close() {
         server.stop();
+        guard.ifPresent(ListenerGuard::close);
     }
 
     private static MallardException bindFailed(String host, int port, RuntimeException cause) {

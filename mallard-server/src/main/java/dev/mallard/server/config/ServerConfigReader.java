@@ -163,10 +163,12 @@ public final class ServerConfigReader {
             }
             List<String> groups = new ArrayList<>();
             user.path("groups").forEach(group -> groups.add(group.asText()));
+            List<String> loginPaths = new ArrayList<>();
+            user.path("login_paths").forEach(prefix -> loginPaths.add(prefix.asText()));
             users.add(new UserAccount(user.path("username").asText(), PasswordHash.of(user.path("password").asText()),
                     YAML.convertValue(user.path("claims").isObject() ? user.path("claims") : JsonNodeFactory.instance.objectNode(), java.util.Map.class),
                     YAML.convertValue(user.path("login_claims").isArray() ? user.path("login_claims") : JsonNodeFactory.instance.arrayNode(), List.class),
-                    groups));
+                    groups, loginPaths));
         }
         if (users.isEmpty() && text(root, "login_url").isEmpty()) {
             throw new MallardException(ErrorCode.USER_CONFIG_INVALID,
@@ -209,7 +211,23 @@ public final class ServerConfigReader {
                 strings(root.path("http").path("allow_origin")),
                 Optional.empty()).withHosted(dev.mallard.server.hosted.HostedConfigReader.read(root, base))
                 .withPlan(dev.mallard.server.plan.PlanConfig.read(root))
-                .withIngestion(dev.mallard.server.ingest.IngestionConfig.read(root.path("ingestion"))));
+                .withIngestion(dev.mallard.server.ingest.IngestionConfig.read(root.path("ingestion")))
+                .withHttpConnections(httpConnections(root.path("http"))));
+    }
+
+    /** {@code http.header_timeout_seconds}, {@code http.idle_timeout_seconds}, {@code http.max_connections}, {@code http.max_concurrent_requests}. */
+    private static dev.mallard.core.http.HttpEndpoints.ConnectionLimits httpConnections(JsonNode http) {
+        dev.mallard.core.http.HttpEndpoints.ConnectionLimits defaults = dev.mallard.core.http.HttpEndpoints.ConnectionLimits.DEFAULT;
+        return new dev.mallard.core.http.HttpEndpoints.ConnectionLimits(defaults.readTimeout(),
+                java.time.Duration.ofSeconds(positive(http, "idle_timeout_seconds", defaults.idleTimeout().toSeconds())),
+                java.time.Duration.ofSeconds(positive(http, "header_timeout_seconds", defaults.headerTimeout().toSeconds())),
+                Math.toIntExact(positive(http, "max_connections", defaults.maxConnections())),
+                Math.toIntExact(positive(http, "max_concurrent_requests", defaults.maxConcurrentRequests())));
+    }
+
+    /** A key the schema checks (a whole number above 0), or the default when absent. */
+    private static long positive(JsonNode block, String key, long fallback) {
+        return block.path(key).asLong(fallback);
     }
 
     private static ServerConfig withNamedData(JsonNode root, ServerConfig config) {

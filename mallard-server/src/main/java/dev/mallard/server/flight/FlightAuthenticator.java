@@ -22,16 +22,19 @@ import org.apache.arrow.flight.auth2.CallHeaderAuthenticator;
  * is the token's session id, which selects the caller's DuckDB session.
  */
 final class FlightAuthenticator implements CallHeaderAuthenticator {
-    static final String FLIGHT_PEER = "flight";
+    /** The {@code listener} label of Flight's failed logins in {@code mallard_server_logins_failed_total}. */
+    static final String LISTENER = "flight";
 
     private final UserDirectory users;
     private final TokenService tokens;
     private final SessionRegistry sessions;
+    private final dev.mallard.server.ops.ServerMetrics metrics;
 
-    FlightAuthenticator(UserDirectory users, TokenService tokens, SessionRegistry sessions) {
+    FlightAuthenticator(UserDirectory users, TokenService tokens, SessionRegistry sessions, dev.mallard.server.ops.ServerMetrics metrics) {
         this.users = requireNonNull(users, "users is null");
         this.tokens = requireNonNull(tokens, "tokens is null");
         this.sessions = requireNonNull(sessions, "sessions is null");
+        this.metrics = requireNonNull(metrics, "metrics is null");
     }
 
     @Override
@@ -48,6 +51,9 @@ final class FlightAuthenticator implements CallHeaderAuthenticator {
                 return login(basic, RlsHeaders.claims(headers));
             }
         } catch (MallardException e) {
+            if (e.errorCode() == dev.mallard.core.error.ErrorCode.USER_AUTH_FAILED && AuthUtilities.getValueFromAuthHeader(headers, Auth2Constants.BEARER_PREFIX) == null) {
+                metrics.loginFailed(LISTENER);
+            }
             throw FlightErrors.toFlight(e);
         }
         throw CallStatus.UNAUTHENTICATED
@@ -68,14 +74,13 @@ final class FlightAuthenticator implements CallHeaderAuthenticator {
             throw CallStatus.UNAUTHENTICATED.withDescription("the Basic credentials are not user:password").toRuntimeException();
         }
         String username = decoded.substring(0, colon);
-        // A call header authenticator does not see the peer's address: Flight logins are counted per user on one key.
         // With login_url the login service decides, and the token carries what it granted.
         java.util.Optional<TokenService.Delegated> delegated = tokens.delegatedLogin(username, decoded.substring(colon + 1), claims);
         String jwt;
         if (delegated.isPresent()) {
             jwt = delegated.get().token();
         } else {
-            users.authenticate(username, decoded.substring(colon + 1), FLIGHT_PEER);
+            users.authenticate(username, decoded.substring(colon + 1), PeerAddress.current());
             sessions.checkLoginClaims(username, claims);
             jwt = tokens.issue(username, claims);
         }

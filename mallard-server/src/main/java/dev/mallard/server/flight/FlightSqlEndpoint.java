@@ -28,12 +28,15 @@ public final class FlightSqlEndpoint implements AutoCloseable {
     }
 
     public static FlightSqlEndpoint start(String host, int port, Optional<TlsFiles> tls, MallardFlightSqlProducer producer,
-            UserDirectory users, TokenService tokens, SessionRegistry sessions, BufferAllocator parent) {
+            UserDirectory users, TokenService tokens, SessionRegistry sessions, BufferAllocator parent, dev.mallard.server.ops.ServerMetrics metrics) {
         requireNonNull(producer, "producer is null");
         BufferAllocator allocator = parent.newChildAllocator("flight", 0, Long.MAX_VALUE);
         Location location = tls.isPresent() ? Location.forGrpcTls(host, port) : Location.forGrpcInsecure(host, port);
         FlightServer.Builder builder = FlightServer.builder(allocator, location, producer)
-                .headerAuthenticator(new FlightAuthenticator(users, tokens, sessions))
+                .headerAuthenticator(new FlightAuthenticator(users, tokens, sessions, metrics))
+                // Before Flight's middleware: the authenticator counts failed logins per user and real remote address.
+                .transportHint("grpc.builderConsumer",
+                        (java.util.function.Consumer<io.grpc.netty.NettyServerBuilder>) netty -> netty.addStreamTracerFactory(new PeerAddress()))
                 .middleware(CallHeadersMiddleware.KEY, new CallHeadersMiddleware.Factory());
         if (tls.isPresent()) {
             try {

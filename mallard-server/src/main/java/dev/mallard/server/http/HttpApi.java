@@ -103,23 +103,26 @@ public final class HttpApi implements AutoCloseable {
             int defaultFetchSize, int maxTimeoutSeconds, long maxBodyBytes, Optional<javax.net.ssl.SSLContext> tls, List<String> allowOrigins,
             ServerHealth health, ServerMetrics metrics) {
         return start(host, port, users, tokens, sessions, policy, defaultFetchSize, maxTimeoutSeconds, maxBodyBytes, tls, allowOrigins, health, metrics,
-                dev.mallard.server.plan.SplitPlanner.unshared(), dev.mallard.server.hosted.Hosted.NONE, Optional.empty(), routes -> { });
+                dev.mallard.server.plan.SplitPlanner.unshared(), dev.mallard.server.hosted.Hosted.NONE, Optional.empty(), routes -> { },
+                dev.mallard.core.http.HttpEndpoints.ConnectionLimits.DEFAULT);
     }
 
     /**
      * As above, with {@code /v1/plan} signing with {@code planner}'s secret, the routes of what the server hosts
      * ({@link dev.mallard.server.hosted.Hosted#routes}) and those of its other features ({@code /v1/datasets},
      * {@code /v1/named-query}, ...), each added by {@code featureRoutes}; with {@code ingestion}, its routes ({@code /v1/ingest},
-     * {@code /v1/ingestion/queues}) and gzip request bodies.
+     * {@code /v1/ingestion/queues}) and gzip request bodies; {@code connections} bounds the listener (header and idle
+     * timeouts, the connection cap, refused with a coded 503).
      */
     public static HttpApi start(String host, int port, UserDirectory users, TokenService tokens, SessionRegistry sessions, AccessPolicy policy,
             int defaultFetchSize, int maxTimeoutSeconds, long maxBodyBytes, Optional<javax.net.ssl.SSLContext> tls, List<String> allowOrigins,
             ServerHealth health, ServerMetrics metrics, dev.mallard.server.plan.SplitPlanner planner, dev.mallard.server.hosted.Hosted hosted,
-            Optional<dev.mallard.server.ingest.Ingestion> ingestion, java.util.function.Consumer<HttpRouting.Builder> featureRoutes) {
+            Optional<dev.mallard.server.ingest.Ingestion> ingestion, java.util.function.Consumer<HttpRouting.Builder> featureRoutes,
+            dev.mallard.core.http.HttpEndpoints.ConnectionLimits connections) {
         HttpApi api = new HttpApi(users, tokens, sessions, policy, defaultFetchSize, maxTimeoutSeconds, maxBodyBytes, new CorsPolicy(allowOrigins),
                 health, metrics, planner, hosted);
         api.ingestion = requireNonNull(ingestion, "ingestion is null");
-        api.endpoints = HttpEndpoints.start(host, port, tls, listener -> {
+        api.endpoints = HttpEndpoints.start(host, port, tls, connections, listener -> {
             if (ingestion.isPresent()) {
                 listener.contentEncoding(dev.mallard.server.ingest.Ingestion.requestDecoding());
             }
@@ -127,6 +130,7 @@ public final class HttpApi implements AutoCloseable {
             api.routes(routes);
             featureRoutes.accept(routes);
         });
+        metrics.httpConnections(api.endpoints::refusedConnections, api.endpoints::headerTimeouts);
         return api;
     }
 

@@ -67,10 +67,24 @@ public final class ServerMetrics implements AutoCloseable {
         bytesOut.increment(bytes);
     }
 
-    /** A login refused (wrong password, unknown user, malformed credentials). */
+    /** A login refused (wrong password, unknown user, malformed credentials) on {@code listener}, the {@code mode} label as on {@code mallard_server_queries_total}: {@code http} or {@code flight}. */
     public void loginFailed(String listener) {
         Counter.builder("mallard_server_logins_failed").description("Logins refused").tags(Tags.of("mode", listener)).register(registry.meters())
                 .increment();
+    }
+
+    private final java.util.List<Object> functionCounterSources = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    /** The HTTP listener's connections refused past {@code http.max_connections}, and those closed past {@code http.header_timeout_seconds}. */
+    public void httpConnections(java.util.function.LongSupplier refused, java.util.function.LongSupplier headerTimeouts) {
+        // Micrometer holds a function counter's object weakly; the suppliers live as long as these metrics.
+        functionCounterSources.add(refused);
+        functionCounterSources.add(headerTimeouts);
+        io.micrometer.core.instrument.FunctionCounter.builder("mallard_server_http_connections_refused", refused, r -> r.getAsLong())
+                .description("HTTP connections refused with 503 past http.max_connections").register(registry.meters());
+        io.micrometer.core.instrument.FunctionCounter.builder("mallard_server_http_header_timeouts", headerTimeouts, t -> t.getAsLong())
+                .description("HTTP connections closed because their request headers did not arrive within http.header_timeout_seconds")
+                .register(registry.meters());
     }
 
     /** The registry other parts of the server add their series to (ingestion's per queue). */

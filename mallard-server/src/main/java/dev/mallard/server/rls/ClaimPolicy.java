@@ -36,6 +36,12 @@ public final class ClaimPolicy {
                             + "', which is not a row-level security claim; use some of " + RlsClaims.NAMES);
                 }
             }
+            for (String prefix : user.loginPaths()) {
+                if (!isLocalDirectory(prefix)) {
+                    throw new MallardException(ErrorCode.USER_CONFIG_INVALID, "users entry " + user.username() + " lists login_paths '" + prefix
+                            + "', which is not an absolute local directory; give one such as /data/tenants/");
+                }
+            }
             if (!user.claims().isEmpty()) {
                 try {
                     RowLevelSecurity.of(mode, user.claims());
@@ -87,7 +93,41 @@ public final class ClaimPolicy {
             }
         }
         merged.putAll(fixed);
+        if (RlsClaims.mentionsAny(login)) {
+            checkLoginPaths(username, user.map(UserAccount::loginPaths).orElse(List.of()), fixed, merged);
+        }
         return merged;
+    }
+
+    /**
+     * Every {@code path} grant the login added lies under one of the user's {@code login_paths}, which DuckDB's
+     * {@code allowed_directories} admits: otherwise DuckDB would refuse the read, or a path admitted for another user
+     * would be granted through this one's login.
+     */
+    private static void checkLoginPaths(String username, List<String> loginPaths, Map<String, Object> fixed, Map<String, Object> merged) {
+        java.util.Set<String> fixedPaths = fixed.isEmpty() ? java.util.Set.of() : RlsClaims.parse(fixed).grants().stream()
+                .filter(grant -> grant.kind() == AccessGrant.Kind.PATH).map(AccessGrant::name).collect(Collectors.toSet());
+        for (AccessGrant grant : RlsClaims.parse(merged).grants()) {
+            if (grant.kind() != AccessGrant.Kind.PATH || fixedPaths.contains(grant.name())) {
+                continue;
+            }
+            boolean admitted = isLocalDirectory(grant.name()) && loginPaths.stream().anyMatch(prefix -> under(grant.name(), prefix));
+            if (!admitted) {
+                throw RlsClaims.invalid("user " + username + " may be granted at login only paths under its login_paths " + loginPaths
+                        + ", and the path '" + grant.name() + "' is not; the operator lists them under the user's login_paths");
+            }
+        }
+    }
+
+    private static boolean isLocalDirectory(String path) {
+        return !path.contains("://") && path.startsWith("/") && !java.util.Arrays.asList(path.split("/")).contains("..");
+    }
+
+    /** Whether {@code path} names {@code prefix} or something inside it, compared by whole path segments. */
+    static boolean under(String path, String prefix) {
+        java.nio.file.Path inner = java.nio.file.Path.of(path).normalize();
+        java.nio.file.Path outer = java.nio.file.Path.of(prefix).normalize();
+        return inner.startsWith(outer);
     }
 
     /** A login's claims checked for the user before a token is issued: a malformed or forbidden claim fails the login. */
@@ -103,10 +143,15 @@ public final class ClaimPolicy {
         return RowLevelSecurity.of(mode, effective(username, tokenClaims), catalog);
     }
 
-    /** The path prefixes the configured users' fixed claims grant: what DuckDB's allowed_directories admits. */
+    /**
+     * The path prefixes the configured users' fixed claims grant, and those their {@code login_paths} let a login
+     * grant: what DuckDB's allowed_directories admits.
+     */
     public List<String> grantedPaths() {
-        return users.values().stream().filter(user -> !user.claims().isEmpty())
+        java.util.stream.Stream<String> fixed = users.values().stream().filter(user -> !user.claims().isEmpty())
                 .flatMap(user -> RlsClaims.parse(user.claims()).grants().stream())
-                .filter(grant -> grant.kind() == AccessGrant.Kind.PATH).map(AccessGrant::name).distinct().sorted().toList();
+                .filter(grant -> grant.kind() == AccessGrant.Kind.PATH).map(AccessGrant::name);
+        java.util.stream.Stream<String> atLogin = users.values().stream().flatMap(user -> user.loginPaths().stream());
+        return java.util.stream.Stream.concat(fixed, atLogin).distinct().sorted().toList();
     }
 }

@@ -97,14 +97,16 @@ public record RlsClaims(List<AccessGrant> grants, Optional<String> database, Opt
             if (name.isEmpty()) {
                 throw invalid(ACCESS + " entry " + entry + " names no datasource");
             }
-            if (!entry.get(2).asText().strip().equals("*")) {
-                throw invalid(ACCESS + " entry " + entry + " has projection '" + entry.get(2).asText() + "'; only * is supported");
+            String projection = entry.get(2).asText().strip();
+            if (projection.isEmpty()) {
+                throw invalid(ACCESS + " entry " + entry + " has an empty projection; give * for every column, or the columns it exposes"
+                        + " such as \"id, amount\"");
             }
             String filter = entry.get(3).asText().strip();
             if (filter.isEmpty()) {
                 throw invalid(ACCESS + " entry " + entry + " has an empty filter; give a SQL expression, or true for every row");
             }
-            grants.add(new AccessGrant(kind, name, filterOf(Optional.of(filter))));
+            grants.add(new AccessGrant(kind, name, filterOf(Optional.of(filter)), projection.equals("*") ? Optional.empty() : Optional.of(projection)));
         }
         return grants;
     }

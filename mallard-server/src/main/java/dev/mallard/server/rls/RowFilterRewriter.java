@@ -28,7 +28,9 @@ import java.util.Set;
  * fully qualified table with the grant's filter; a view, or a materialized view, is replaced by its defining
  * query, rewritten the same way, so it never reads a table unfiltered. Under {@link Mode#RESTRICTED} the one
  * granted datasource is the only thing a statement may read; under {@link Mode#RESTRICT_READ_ONLY} a table no
- * grant names reads as empty, and table functions are refused.
+ * grant names reads as empty, and table functions are refused. A grant with a projection other than {@code *} exposes
+ * only those columns: its derived table selects them alone (its filter still reads every column), and a column
+ * reference naming one it leaves out is refused with {@code No access to column ...}.
  *
  * <p>Fails closed: a statement that is not one SELECT, a query node, table reference or expression class not
  * listed here, a macro or user-defined function (which could read tables inside), or a view nested deeper than
@@ -62,6 +64,8 @@ final class RowFilterRewriter {
     private final Map<String, ObjectNode> templates = new ConcurrentHashMap<>();
     private final Map<String, List<String>> grantNames = new ConcurrentHashMap<>();
     private final Map<AccessGrant, Optional<JsonNode>> filters = new ConcurrentHashMap<>();
+    /** A grant's projected column names, as written, read once from DuckDB's parse tree of {@code SELECT <projection>}. */
+    private final Map<AccessGrant, List<String>> projections = new ConcurrentHashMap<>();
     /**
      * Rewrites already made, by statement text: with the catalog fixed (see {@link CatalogCache}) and the session unable
      * to change its defaults, a text always rewrites the same way. Bounded, least recently used first out.
@@ -164,6 +168,11 @@ final class RowFilterRewriter {
     private final class Pass {
         private final Connection connection;
         private final CatalogSnapshot catalog;
+        /**
+         * Columns a projected grant's datasource has and its projection leaves out (lower case), with the datasource:
+         * a column reference naming one is refused with {@code No access to column ...} rather than left to fail to bind.
+         */
+        private final Map<String, String> hidden = new java.util.HashMap<>();
 
         Pass(Connection connection, CatalogSnapshot catalog) {
             this.connection = connection;
@@ -253,6 +262,7 @@ final class RowFilterRewriter {
                             "nearest_order_type", "nearest_approx"));
                     object.set("left", table(object.get("left"), scope, depth));
                     object.set("right", table(object.get("right"), scope, depth));
+                    checkColumn(object.path("using_columns"));
                     for (String key : List.of("condition", "ranking_expression", "duplicate_eliminated_columns", "sample")) {
                         scan(object.get(key), scope, depth);
                     }
@@ -300,6 +310,9 @@ final class RowFilterRewriter {
             String alias = ref.path("alias").asText("").isEmpty() ? tableName : ref.path("alias").asText();
             if (mode == Mode.RESTRICTED) {
                 AccessGrant grant = grantFor(object).orElseThrow(() -> CatalogSnapshot.noAccess(object.toString()));
+                if (grant.projection().isPresent()) {
+                    hide(grant, viewColumns(object), object.toString());
+                }
                 return derived(alias, ref, filtered(fromTemplate(object.sql()), grant));
             }
             if (object.kind() != CatalogObject.Kind.TABLE) {
@@ -315,6 +328,9 @@ final class RowFilterRewriter {
             Optional<AccessGrant> grant = grantFor(object);
             ObjectNode select = fromTemplate(object.sql());
             if (grant.isPresent()) {
+                if (grant.get().projection().isPresent()) {
+                    hide(grant.get(), viewColumns(object), object.toString());
+                }
                 return derived(alias, ref, filtered(select, grant.get()));
             }
             select.set("where_clause", falseExpression());
@@ -348,6 +364,9 @@ final class RowFilterRewriter {
             inner.set("column_name_alias", ref.path("column_name_alias").deepCopy());
             inner.putNull("sample");
             select.set("from_table", inner);
+            if (grant.projection().isPresent()) {
+                hide(grant, resultColumns(select), written);
+            }
             String alias = ref.path("alias").asText("").isEmpty() ? name : ref.path("alias").asText();
             ObjectNode outer = derived(alias, ref, filtered(select, grant));
             outer.set("column_name_alias", JsonNodeFactory.instance.arrayNode());
@@ -491,7 +510,114 @@ final class RowFilterRewriter {
                 filters.put(grant, filter);
             }
             filter.ifPresent(expression -> select.set("where_clause", expression.deepCopy()));
+            if (grant.projection().isPresent()) {
+                ArrayNode columns = JsonNodeFactory.instance.arrayNode();
+                for (String column : projected(grant)) {
+                    ObjectNode reference = JsonNodeFactory.instance.objectNode();
+                    reference.put("class", "COLUMN_REF");
+                    reference.put("type", "COLUMN_REF");
+                    reference.put("alias", "");
+                    reference.putArray("column_names").add(ROW_ALIAS).add(column);
+                    columns.add(reference);
+                }
+                select.set("select_list", columns);
+            }
             return select;
+        }
+
+        /** The columns a grant's projection names, read from DuckDB's parse tree: plain column names only. */
+        private List<String> projected(AccessGrant grant) throws SQLException {
+            List<String> known = projections.get(grant);
+            if (known != null) {
+                return known;
+            }
+            String projection = grant.projection().orElseThrow();
+            JsonNode tree = ParseTree.serialize(connection, "SELECT " + projection);
+            JsonNode statements = tree.path("statements");
+            JsonNode node = statements.size() == 1 ? statements.get(0).path("node") : JsonNodeFactory.instance.objectNode();
+            boolean plain = !tree.path("error").asBoolean(false) && node.path("type").asText().equals("SELECT_NODE")
+                    && node.path("from_table").path("type").asText().equals("EMPTY") && node.path("where_clause").isNull()
+                    && node.path("modifiers").isEmpty() && node.path("cte_map").path("map").isEmpty() && node.path("group_expressions").isEmpty()
+                    && node.path("having").isNull() && node.path("qualify").isNull() && node.path("select_list").size() >= 1;
+            List<String> columns = new ArrayList<>();
+            Set<String> seen = new HashSet<>();
+            for (JsonNode item : plain ? node.path("select_list") : JsonNodeFactory.instance.arrayNode()) {
+                if (!item.path("class").asText().equals("COLUMN_REF") || item.path("column_names").size() != 1
+                        || !item.path("alias").asText("").isEmpty()) {
+                    plain = false;
+                    break;
+                }
+                String column = item.path("column_names").get(0).asText();
+                if (seen.add(column.toLowerCase(Locale.ROOT))) {
+                    columns.add(column);
+                }
+            }
+            if (!plain || columns.isEmpty()) {
+                throw RlsClaims.invalid("the projection '" + projection + "' of the grant on " + grant.name() + " is not * nor a list of"
+                        + " column names such as \"id, amount\"");
+            }
+            List<String> result = List.copyOf(columns);
+            projections.put(grant, result);
+            return result;
+        }
+
+        /**
+         * Notes the columns of a datasource a projected grant leaves out; a projection naming a column the datasource
+         * lacks is refused, as a filter naming one would fail.
+         */
+        private void hide(AccessGrant grant, JsonNode datasourceColumns, String datasource) throws SQLException {
+            if (grant.projection().isEmpty()) {
+                return;
+            }
+            Set<String> exposed = new HashSet<>();
+            for (String column : projected(grant)) {
+                exposed.add(column.toLowerCase(Locale.ROOT));
+            }
+            Set<String> all = new HashSet<>();
+            for (JsonNode column : datasourceColumns) {
+                String name = column.asText().toLowerCase(Locale.ROOT);
+                all.add(name);
+                if (!exposed.contains(name)) {
+                    hidden.putIfAbsent(name, datasource);
+                }
+            }
+            for (String column : exposed) {
+                if (!all.contains(column)) {
+                    throw RlsClaims.invalid("the projection of the grant on " + grant.name() + " names the column " + column + ", which "
+                            + datasource + " does not have");
+                }
+            }
+        }
+
+        /** The column names a select over a table function returns, from DuckDB's prepared statement (the function is bound, not run). */
+        private ArrayNode resultColumns(ObjectNode select) throws SQLException {
+            ObjectNode tree = JsonNodeFactory.instance.objectNode();
+            tree.put("error", false);
+            ObjectNode statement = tree.putArray("statements").addObject();
+            statement.set("node", select.deepCopy());
+            statement.putArray("named_param_map");
+            ArrayNode names = JsonNodeFactory.instance.arrayNode();
+            try (java.sql.PreparedStatement prepared = connection.prepareStatement(ParseTree.deserialize(connection, tree))) {
+                java.sql.ResultSetMetaData meta = prepared.getMetaData();
+                for (int i = 1; i <= meta.getColumnCount(); i++) {
+                    names.add(meta.getColumnName(i));
+                }
+            }
+            return names;
+        }
+
+        /** Refuses a column reference that names a column a projected grant hides. */
+        private void checkColumn(JsonNode names) {
+            if (hidden.isEmpty()) {
+                return;
+            }
+            for (JsonNode part : names) {
+                String datasource = hidden.get(part.asText().toLowerCase(Locale.ROOT));
+                if (datasource != null) {
+                    throw new MallardException(ErrorCode.USER_ACCESS_DENIED, "No access to column " + part.asText() + " of " + datasource
+                            + ": the token's grant exposes only the columns of its projection");
+                }
+            }
         }
 
         private JsonNode parseFilter(String filter) throws SQLException {
@@ -654,6 +780,9 @@ final class RowFilterRewriter {
                 }
                 if (type.equals("SUBQUERY")) {
                     subquery((ObjectNode) object.get("subquery"), scope, depth);
+                }
+                if (type.equals("COLUMN_REF")) {
+                    checkColumn(object.path("column_names"));
                 }
                 for (Iterator<Map.Entry<String, JsonNode>> fields = object.fields(); fields.hasNext();) {
                     Map.Entry<String, JsonNode> field = fields.next();

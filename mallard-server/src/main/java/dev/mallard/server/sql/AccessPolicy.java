@@ -23,10 +23,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * functions it reaches, through {@code query()} and {@code query_table()} too.
  *
  * <ul>
- *   <li>Every mode: a {@code dbsp_*} function runs only as a statement of its own ({@code SELECT dbsp_x(...)} or
- *       {@code SELECT * FROM dbsp_x(...)}), through the views' front door on the session's thread; called anywhere
- *       else (a projection with more, a WHERE, a subquery, {@code query()}, an EXPLAIN) it is refused
- *       ({@code user.view.call_not_top_level}), since inside DuckDB it would wait for the views' lock.
+ *   <li>Every mode: a SELECT that calls {@code dbsp_*} functions runs through the views' front door, which runs
+ *       each call with constant arguments on the session's thread before the statement and refuses the rest
+ *       ({@code user.view.call_placement}); a call outside a single SELECT (an EXPLAIN, a write, a second statement)
+ *       is refused with that code here, since inside DuckDB it would wait for the views' lock.
  *   <li>READ_ONLY: one statement per text, a query or an {@code EXPLAIN [ANALYZE]} of one, that writes nowhere in its
  *       tree (no {@code DELETE ... RETURNING} in a CTE), calls only table functions known to read, no sequence or
  *       seed function, and none of the {@code dbsp_*} writers.
@@ -76,8 +76,8 @@ public final class AccessPolicy {
     /**
      * @return the text as it runs, and whether through the views' front door
      * @throws MallardException {@code user.access.denied} when the mode refuses the text; {@code user.sql.invalid}
-     *     when it does not parse (READ_ONLY); {@code user.view.call_not_top_level} for a {@code dbsp_*} call inside a
-     *     larger statement; {@code user.sql.too_deep} / {@code user.sql.unsupported} from the classifier
+     *     when it does not parse (READ_ONLY); {@code user.view.call_placement} for a {@code dbsp_*} call outside a
+     *     single SELECT; {@code user.sql.too_deep} / {@code user.sql.unsupported} from the classifier
      */
     public CheckedSql check(Session session, String sql) {
         requireNonNull(session, "session is null");
@@ -125,45 +125,39 @@ public final class AccessPolicy {
     }
 
     /**
-     * The front door's text for a statement that is one top-level {@code dbsp_*} call; empty when the text calls no
-     * view function.
+     * The front door's text for a query that calls {@code dbsp_*} functions; empty when the text calls none. The front
+     * door runs each call whose arguments are constant on the session's thread before the statement, wherever it
+     * stands in the SELECT, and refuses the rest ({@code user.view.call_placement}), so DuckDB never calls one itself.
+     * Which functions the text reaches, and so whether it writes, is decided here from the parse tree.
      */
     private Optional<String> viewCall(Session session, Classification classification) {
-        Optional<FunctionCall> anyViewCall = classification.functions().stream().filter(call -> call.name().startsWith(VIEW_PREFIX)).findFirst();
-        if (anyViewCall.isEmpty()) {
+        java.util.List<FunctionCall> viewCalls = classification.functions().stream().filter(call -> call.name().startsWith(VIEW_PREFIX)).toList();
+        if (viewCalls.isEmpty()) {
             return Optional.empty();
         }
-        String name = anyViewCall.get().name();
-        if (!classification.single() || classification.statement().kind() != StatementKind.QUERY
-                || classification.statement().topLevelCall().isEmpty() || !classification.statement().nested().isEmpty()) {
-            throw notTopLevel(name);
+        for (FunctionCall call : viewCalls) {
+            if (!READING_VIEW_FUNCTIONS.contains(call.name()) && !WRITING_VIEW_FUNCTIONS.contains(call.name())) {
+                throw new MallardException(ErrorCode.USER_SQL_INVALID, "there is no view function " + call.name() + "; the view functions are "
+                        + new java.util.TreeSet<>(READING_VIEW_FUNCTIONS) + " and " + new java.util.TreeSet<>(WRITING_VIEW_FUNCTIONS));
+            }
+        }
+        String name = viewCalls.getFirst().name();
+        if (!classification.single() || classification.statement().kind() != StatementKind.QUERY) {
+            // Outside a single SELECT (an EXPLAIN, an INSERT ... SELECT, a second statement) DuckDB would call it itself.
+            throw new MallardException(ErrorCode.USER_VIEW_CALL_PLACEMENT, name + " cannot run here: view functions run in a single SELECT"
+                    + " (not in an EXPLAIN, a write or a text of several statements); call it in a SELECT of its own, such as SELECT "
+                    + name + "(...) or SELECT * FROM " + name + "(...), with constant arguments");
+        }
+        if (mode != AccessMode.COMPLETE) {
+            for (FunctionCall call : viewCalls) {
+                if (WRITING_VIEW_FUNCTIONS.contains(call.name()) || call.name().equals("dbsp_check") && !call.arguments().isEmpty()) {
+                    throw viewsRefused();
+                }
+            }
+            checkReadOnly(classification);
         }
         ClassifiedStatement statement = classification.statement();
-        FunctionCall call = statement.topLevelCall().get();
-        if (statement.functions().size() != 1) {
-            throw notTopLevel(name);
-        }
-        if (!READING_VIEW_FUNCTIONS.contains(call.name()) && !WRITING_VIEW_FUNCTIONS.contains(call.name())) {
-            throw new MallardException(ErrorCode.USER_SQL_INVALID, "there is no view function " + call.name() + "; the view functions are "
-                    + new java.util.TreeSet<>(READING_VIEW_FUNCTIONS) + " and " + new java.util.TreeSet<>(WRITING_VIEW_FUNCTIONS));
-        }
-        if (mode != AccessMode.COMPLETE && (WRITING_VIEW_FUNCTIONS.contains(call.name())
-                || call.name().equals("dbsp_check") && !call.arguments().isEmpty())) {
-            throw viewsRefused();
-        }
-        String text = session.sql(connection -> classifier.toSql(connection, statement));
-        if (!ViewSql.recognizes(text)) {
-            // Not a form the front door runs itself: passed on to DuckDB it would call the function inside the statement.
-            throw new MallardException(ErrorCode.USER_VIEW_CALL_NOT_TOP_LEVEL, call.name() + " does not take these arguments as a statement of"
-                    + " its own; see docs/views.md for its forms, such as SELECT dbsp_create_view('v', '<query>') or SELECT * FROM dbsp_stats()");
-        }
-        return Optional.of(text);
-    }
-
-    private static MallardException notTopLevel(String name) {
-        return new MallardException(ErrorCode.USER_VIEW_CALL_NOT_TOP_LEVEL, name + " is called inside a larger statement (with other columns,"
-                + " an alias, a FROM, WHERE, subquery, CTE, query() or EXPLAIN); the server runs view functions only as a statement of their own:"
-                + " call it at the top level, as SELECT " + name + "(...) or SELECT * FROM " + name + "(...), with literal arguments");
+        return Optional.of(session.sql(connection -> classifier.toSql(connection, statement)));
     }
 
     private void checkReadOnly(Classification classification) {

@@ -9,7 +9,7 @@ import dev.mallard.core.sql.Classification;
  *
  * @param sql the text to run: the client's, or for a view statement or {@code dbsp_*} call the front door's spelling of it
  * @param classification what DuckDB's parser made of the client's text
- * @param throughViews whether it runs through the views' front door (a view statement, a top-level {@code dbsp_*} call)
+ * @param throughViews whether it runs through the views' front door (a view statement, a SELECT calling {@code dbsp_*} functions)
  */
 public record CheckedSql(String sql, Classification classification, boolean throughViews) {
     public CheckedSql {

@@ -14,8 +14,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Materialized views through the server, on the views module's SQL front door: a view statement or a top-level
- * {@code dbsp_*} call (as the server's SQL gate, {@code AccessPolicy}, finds them in DuckDB's parse tree) runs through a
+ * Materialized views through the server, on the views module's SQL front door: a view statement or a SELECT calling
+ * {@code dbsp_*} functions (as the server's SQL gate, {@code AccessPolicy}, finds them in DuckDB's parse tree) runs through a
  * session's {@link ViewSql}, and every write through the server is followed by a sync, so a view read after a write
  * that committed shows it.
  *

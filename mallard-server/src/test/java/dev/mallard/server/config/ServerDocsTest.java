@@ -40,6 +40,27 @@ class ServerDocsTest {
                 .read(Optional.of(file), List.of());
         assertThat(config.accessMode()).isEqualTo(AccessMode.READ_ONLY);
         assertThat(config.users()).extracting(UserAccount::username).containsExactly("admin");
+        assertThat(config.httpConnections().headerTimeout()).isEqualTo(java.time.Duration.ofSeconds(10));
+        assertThat(config.httpConnections().maxConnections()).isEqualTo(2048);
+        assertThat(config.httpConnections().idleTimeout()).isEqualTo(dev.mallard.core.http.HttpEndpoints.ConnectionLimits.DEFAULT.idleTimeout());
+    }
+
+    @Test
+    void theLoginPathsExampleReads(@TempDir Path dir) throws Exception {
+        String doc = Files.readString(DOC);
+        int at = doc.indexOf("login_paths: [");
+        int start = doc.lastIndexOf("```yaml\n", at) + "```yaml\n".length();
+        String yaml = doc.substring(start, doc.indexOf("```", start)).stripIndent();
+        Path file = dir.resolve("server.yml");
+        Files.writeString(file, yaml);
+        ServerConfig config = new ServerConfigReader(ConfigEnvironment.from(Map.of("MALLARD_TENANT1_PASSWORD", "pw"))).read(Optional.of(file), List.of());
+        assertThat(config.accessMode()).isEqualTo(AccessMode.RESTRICTED);
+        assertThat(config.users().getFirst().loginPaths()).containsExactly("/data/tenants/t1/");
+        dev.mallard.server.rls.ClaimPolicy policy = new dev.mallard.server.rls.ClaimPolicy(config.accessMode(), config.users());
+        assertThat(policy.grantedPaths()).containsExactly("/data/tenants/t1/");
+        policy.checkLogin("tenant1", Map.of("x-dd-access", "[[\"path\",\"/data/tenants/t1/2025/\",\"*\",\"true\"]]"));
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> policy.checkLogin("tenant1",
+                Map.of("x-dd-access", "[[\"path\",\"/data/tenants/t2/\",\"*\",\"true\"]]"))).hasMessageContaining("login_paths");
     }
 
     private static void collect(JsonNode schema, String prefix, List<String> keys) {

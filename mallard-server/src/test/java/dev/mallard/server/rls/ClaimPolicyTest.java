@@ -65,6 +65,23 @@ class ClaimPolicyTest {
                 .hasMessageContaining("not a row-level security claim");
     }
 
+    @Test
+    void aPathGrantedAtLoginMustLieUnderTheUsersLoginPathsWhichDuckDbThenAdmits() {
+        UserAccount user = new UserAccount("p", PasswordHash.of("pw"), Map.of(), List.of(RlsClaims.ACCESS, RlsClaims.PATH), List.of(),
+                List.of("/data/tenants/"));
+        ClaimPolicy policy = new ClaimPolicy(AccessMode.RESTRICTED, List.of(user));
+        assertThat(policy.grantedPaths()).containsExactly("/data/tenants/");
+        assertThat(policy.effective("p", Map.of(RlsClaims.ACCESS, "[[\"path\",\"/data/tenants/t1/\",\"*\",\"true\"]]")))
+                .containsKey(RlsClaims.ACCESS);
+        assertThat(policy.effective("p", Map.of(RlsClaims.PATH, "/data/tenants/t2"))).containsKey(RlsClaims.PATH);
+        for (String outside : List.of("/data/other/", "/data/tenants/../secrets/", "/data/tenants-evil/", "s3://bucket/data/tenants/", "data/tenants/")) {
+            assertRefused(() -> policy.checkLogin("p", Map.of(RlsClaims.PATH, outside)), "login_paths");
+        }
+        assertThatThrownBy(() -> new ClaimPolicy(AccessMode.RESTRICTED, List.of(new UserAccount("q", PasswordHash.of("pw"), Map.of(),
+                List.of(RlsClaims.PATH), List.of(), List.of("relative/dir")))))
+                .hasMessageContaining("not an absolute local directory");
+    }
+
     private static void assertRefused(org.assertj.core.api.ThrowableAssert.ThrowingCallable call, String message) {
         assertThatThrownBy(call).isInstanceOf(MallardException.class).hasMessageContaining(message)
                 .extracting(e -> ((MallardException) e).errorCode()).isEqualTo(ErrorCode.USER_ACCESS_CLAIMS_INVALID);

@@ -56,11 +56,27 @@ public final class LeakFixture {
 
     /** The {@code x-dd-access} claim: a filter for t1..t3, nothing for t4. */
     public static String access() {
+        return access("*");
+    }
+
+    /** As {@link #access()}, each grant exposing only {@code projection} (the filters read the columns it hides). */
+    public static String access(String projection) {
         StringBuilder access = new StringBuilder("[");
         for (int t = 0; t < FILTERS.length; t++) {
-            access.append(t > 0 ? "," : "").append("[\"table\",\"").append(TABLES[t]).append("\",\"*\",\"").append(FILTERS[t]).append("\"]");
+            access.append(t > 0 ? "," : "").append("[\"table\",\"").append(TABLES[t]).append("\",\"").append(projection).append("\",\"")
+                    .append(FILTERS[t]).append("\"]");
         }
         return access.append("]").toString();
+    }
+
+    /** Columns of t1..t3 that {@code access("k, v")} hides. */
+    public static Arbitrary<String> hiddenColumns() {
+        return Arbitraries.of("id", "tenant", "ID", "\"tenant\"");
+    }
+
+    /** The granted tables t1..t3, as a query may name them. */
+    public static Arbitrary<String> grantedTables() {
+        return Arbitraries.of("t1", "t2", "t3", "main.t1", "memory.main.t2");
     }
 
     /** Queries answering two INT columns, k and v. */

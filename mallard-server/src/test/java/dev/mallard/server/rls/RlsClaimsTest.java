@@ -41,11 +41,18 @@ class RlsClaimsTest {
 
     @Test
     void malformedAccessEntriesAreRefusedNamingTheEntry() {
-        for (String access : List.of("{}", "[]", "[[\"table\",\"t\",\"*\"]]", "[[\"view\",\"t\",\"*\",\"true\"]]", "[[\"table\",\"t\",\"id\",\"true\"]]",
+        for (String access : List.of("{}", "[]", "[[\"table\",\"t\",\"*\"]]", "[[\"view\",\"t\",\"*\",\"true\"]]", "[[\"table\",\"t\",\" \",\"true\"]]",
                 "[[\"table\",\"\",\"*\",\"true\"]]", "[[\"table\",\"t\",\"*\",\"\"]]", "[[\"table\",\"t\",\"*\",1]]", "not json")) {
             assertThatThrownBy(() -> RlsClaims.parse(Map.of(RlsClaims.ACCESS, access))).as(access).isInstanceOf(MallardException.class)
                     .extracting(e -> ((MallardException) e).errorCode()).isEqualTo(ErrorCode.USER_ACCESS_CLAIMS_INVALID);
         }
+    }
+
+    @Test
+    void aProjectionOtherThanStarIsKeptAsGivenAndStarIsEveryColumn() {
+        assertThat(RlsClaims.parse(Map.of(RlsClaims.ACCESS, "[[\"table\",\"t\",\" id, k \",\"true\"]]")).grants())
+                .containsExactly(new AccessGrant(AccessGrant.Kind.TABLE, "t", Optional.empty(), Optional.of("id, k")));
+        assertThat(RlsClaims.parse(Map.of(RlsClaims.ACCESS, "[[\"table\",\"t\",\"*\",\"true\"]]")).grants().getFirst().projection()).isEmpty();
     }
 
     @Test

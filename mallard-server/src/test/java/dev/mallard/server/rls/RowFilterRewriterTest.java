@@ -203,6 +203,62 @@ class RowFilterRewriterTest {
         }
     }
 
+    @Test
+    void aProjectedTableExposesOnlyItsGrantedColumnsWhileTheFilterReadsAnyColumn() throws SQLException {
+        for (RowLevelSecurity rls : List.of(restricted("[[\"table\",\"products\",\"id, \\\"TENANT_ID\\\"\",\"price > 15\"]]"),
+                rro("[[\"table\",\"products\",\"id, tenant_id\",\"price > 15\"]]"))) {
+            assertThat(ids(rls, "SELECT id FROM products ORDER BY id")).containsExactly(2, 3);
+            assertThat(columns(rls, "SELECT * FROM products")).containsExactly("id", "tenant_id");
+            assertThat(columns(rls, "WITH p AS (SELECT * FROM products) SELECT p.* FROM p")).containsExactly("id", "tenant_id");
+            for (String sql : List.of("SELECT price FROM products", "SELECT id FROM products WHERE price > 0", "SELECT sum(p.price) FROM products p",
+                    "SELECT id FROM products ORDER BY price", "SELECT (SELECT max(price) FROM products)",
+                    "WITH p AS (SELECT * FROM products) SELECT price FROM p", "SELECT a.id FROM products a JOIN products b USING (price)",
+                    "SELECT id FROM products GROUP BY id HAVING max(\"PRICE\") > 0")) {
+                assertRefused(rls, sql, ErrorCode.USER_ACCESS_DENIED, "No access to column");
+            }
+        }
+    }
+
+    @Test
+    void aViewReadingAColumnItsTablesProjectionHidesIsRefused() throws SQLException {
+        run("CREATE VIEW prices AS SELECT id, price FROM products", "CREATE VIEW ids AS SELECT id FROM products");
+        RowLevelSecurity rls = rro("[[\"table\",\"products\",\"id, tenant_id\",\"tenant_id = 'abc'\"]]");
+        assertThat(ids(rls, "SELECT id FROM ids ORDER BY id")).containsExactly(1, 3);
+        assertRefused(rls, "SELECT id FROM prices", ErrorCode.USER_ACCESS_DENIED, "No access to column price");
+    }
+
+    @Test
+    void aProjectedPathGrantExposesOnlyItsColumnsOfTheFile() throws Exception {
+        java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("rls");
+        java.nio.file.Files.writeString(dir.resolve("a.csv"), "key,value,secret\nk1,v1,s1\nk2,v2,s2\n");
+        RowLevelSecurity rls = restricted("[[\"path\",\"" + dir + "/\",\"key, value\",\"secret = 's2'\"]]");
+        String file = "read_csv('" + dir.resolve("a.csv") + "')";
+        assertThat(strings(rls, "SELECT value FROM " + file)).containsExactly("v2");
+        assertThat(columns(rls, "SELECT * FROM " + file)).containsExactly("key", "value");
+        assertRefused(rls, "SELECT secret FROM " + file, ErrorCode.USER_ACCESS_DENIED, "No access to column secret");
+    }
+
+    @Test
+    void aProjectionThatIsNotAListOfTheDatasourcesColumnsIsAClaimsError() {
+        for (String projection : List.of("id, price + 1", "id AS x", "nothing_here", "id; DROP TABLE products", "(SELECT 1)")) {
+            RowLevelSecurity rls = rro("[[\"table\",\"products\",\"" + projection + "\",\"true\"]]");
+            assertThatThrownBy(() -> rls.admit(connection, "SELECT id FROM products")).as(projection).isInstanceOf(MallardException.class)
+                    .extracting(e -> ((MallardException) e).errorCode()).isEqualTo(ErrorCode.USER_ACCESS_CLAIMS_INVALID);
+        }
+        assertThatThrownBy(() -> rro("[[\"table\",\"products\",\" \",\"true\"]]")).isInstanceOf(MallardException.class)
+                .hasMessageContaining("empty projection");
+    }
+
+    private List<String> columns(RowLevelSecurity rls, String sql) throws SQLException {
+        List<String> out = new ArrayList<>();
+        try (Statement statement = connection.createStatement(); ResultSet rs = statement.executeQuery(rls.admit(connection, sql))) {
+            for (int i = 1; i <= rs.getMetaData().getColumnCount(); i++) {
+                out.add(rs.getMetaData().getColumnName(i).toLowerCase(java.util.Locale.ROOT));
+            }
+        }
+        return out;
+    }
+
     private void assertRefused(RowLevelSecurity rls, String sql, ErrorCode code, String message) {
         assertThatThrownBy(() -> rls.admit(connection, sql)).isInstanceOf(MallardException.class).hasMessageContaining(message)
                 .extracting(e -> ((MallardException) e).errorCode()).isEqualTo(code);

@@ -129,15 +129,38 @@ class AccessPolicyTest {
         "SELECT 1 WHERE dbsp_sync() > 0",
         "SELECT (SELECT dbsp_sync())",
         "SELECT * FROM query('SELECT dbsp_sync()')",
-        "EXPLAIN SELECT dbsp_sync()",
         "SELECT dbsp_sync(), 1"
     })
-    void aViewFunctionInsideALargerStatementIsRefusedInEveryMode(String sql) {
+    void aSelectCallingViewFunctionsAnywhereIsHandedToTheViewsFrontDoor(String sql) {
+        // The front door runs the constant calls and refuses the rest with user.view.call_placement (ViewFunctionsDoNotHangIT).
+        assertThat(new AccessPolicy(AccessMode.COMPLETE).check(session, sql).throughViews()).isTrue();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"EXPLAIN SELECT dbsp_sync()", "SELECT 1; SELECT dbsp_sync()", "EXPLAIN ANALYZE SELECT * FROM dbsp_stats()"})
+    void aViewFunctionOutsideASingleSelectIsRefusedWithThePlacementCodeInEveryMode(String sql) {
         for (AccessMode mode : java.util.List.of(AccessMode.COMPLETE, AccessMode.READ_ONLY)) {
             assertThatThrownBy(() -> new AccessPolicy(mode).check(session, sql))
-                    .hasMessageContaining("top level")
-                    .extracting(e -> ((MallardException) e).errorCode()).isEqualTo(ErrorCode.USER_VIEW_CALL_NOT_TOP_LEVEL);
+                    .extracting(e -> ((MallardException) e).errorCode()).isEqualTo(ErrorCode.USER_VIEW_CALL_PLACEMENT);
         }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "SELECT 1 WHERE dbsp_create_view('v9', 'SELECT 1') > 0",
+        "SELECT (SELECT dbsp_drop_view('v'))",
+        "SELECT * FROM query('SELECT dbsp_track(''t'')')",
+        "SELECT count(*) FROM dbsp_check('repair')",
+        "WITH x AS (DELETE FROM t RETURNING *) SELECT dbsp_sync(), count(*) FROM x"
+    })
+    void readOnlyRefusesWritingViewFunctionsAndWritesAnywhereInASelectCallingThem(String sql) {
+        assertThatThrownBy(() -> READ_ONLY.check(session, sql))
+                .extracting(e -> ((MallardException) e).errorCode()).isEqualTo(ErrorCode.USER_ACCESS_DENIED);
+    }
+
+    @Test
+    void readOnlyHandsANestedReadingViewCallToTheFrontDoor() {
+        assertThat(READ_ONLY.check(session, "SELECT * FROM dbsp_stats() WHERE metric = 'views'").throughViews()).isTrue();
     }
 
     @Test
