@@ -81,20 +81,21 @@ final class SmallQueryClients {
      */
     static Result measure(Protocol path, String host, int flightPort, int httpPort, String user, String password, int clients,
             int warmupSeconds, int seconds) throws Exception {
-        Path benchJar;
-        try {
-            benchJar = Path.of(SmallQueryClients.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-        } catch (URISyntaxException e) {
-            throw new IllegalStateException("cannot locate mallard-bench.jar", e);
-        }
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--add-opens=java.base/java.nio=ALL-UNNAMED", "--enable-native-access=ALL-UNNAMED"));
-        if (Runtime.version().feature() >= 23) {
-            command.add("--sun-misc-unsafe-memory-access=allow");
-        }
-        command.addAll(ChildJvm.mallardJavaOpts().stream().filter(option -> !option.startsWith("-XX:StartFlightRecording")).toList());
-        command.addAll(List.of("-cp", benchJar.toString(), SmallQueryClients.class.getName(), path.name(), host, String.valueOf(flightPort),
-                String.valueOf(httpPort), user, password, String.valueOf(clients), String.valueOf(warmupSeconds), String.valueOf(seconds)));
+        return measure(path, host, flightPort, httpPort, user, password, clients, warmupSeconds, seconds, ONE_ROW);
+    }
+
+    /** The query of the one-row phases: {@code {n}} stands for the number each query answers as its one column {@code n}. */
+    static final String ONE_ROW = "SELECT {n} AS n";
+
+    /**
+     * As {@link #measure(Protocol, String, int, int, String, String, int, int, int)}, each query {@code template} with
+     * {@code {n}} replaced; it must answer one row, {@code n}.
+     */
+    static Result measure(Protocol path, String host, int flightPort, int httpPort, String user, String password, int clients,
+            int warmupSeconds, int seconds, String template) throws Exception {
+        List<String> command = childJava(SmallQueryClients.class);
+        command.addAll(List.of(path.name(), host, String.valueOf(flightPort),
+                String.valueOf(httpPort), user, password, String.valueOf(clients), String.valueOf(warmupSeconds), String.valueOf(seconds), template));
         Process child = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         try (BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
             child.getOutputStream().close();
@@ -117,12 +118,30 @@ final class SmallQueryClients {
         }
     }
 
+    /** {@code java} with the launcher's flags and MALLARD_JAVA_OPTS (no JFR recording), running {@code main} from the bench's jar. */
+    static List<String> childJava(Class<?> main) {
+        Path benchJar;
+        try {
+            benchJar = Path.of(SmallQueryClients.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        } catch (URISyntaxException e) {
+            throw new IllegalStateException("cannot locate mallard-bench.jar", e);
+        }
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--add-opens=java.base/java.nio=ALL-UNNAMED", "--enable-native-access=ALL-UNNAMED"));
+        if (Runtime.version().feature() >= 23) {
+            command.add("--sun-misc-unsafe-memory-access=allow");
+        }
+        command.addAll(ChildJvm.mallardJavaOpts().stream().filter(option -> !option.startsWith("-XX:StartFlightRecording")).toList());
+        command.addAll(List.of("-cp", benchJar.toString(), main.getName()));
+        return command;
+    }
+
     public static void main(String[] args) {
         int exit = 0;
         try {
             Protocol path = Protocol.valueOf(args[0].toUpperCase(Locale.ROOT));
             ObjectNode report = run(path, args[1], Integer.parseInt(args[2]), Integer.parseInt(args[3]), args[4], args[5],
-                    Integer.parseInt(args[6]), Integer.parseInt(args[7]), Integer.parseInt(args[8]));
+                    Integer.parseInt(args[6]), Integer.parseInt(args[7]), Integer.parseInt(args[8]), args.length > 9 ? args[9] : ONE_ROW);
             System.out.println(report);
         } catch (Exception e) {
             e.printStackTrace();
@@ -139,15 +158,15 @@ final class SmallQueryClients {
     }
 
     private static ObjectNode run(Protocol path, String host, int flightPort, int httpPort, String user, String password, int clients,
-            int warmupSeconds, int seconds) throws Exception {
+            int warmupSeconds, int seconds, String template) throws Exception {
         List<Client> opened = new ArrayList<>();
         try (BufferAllocator allocator = new RootAllocator()) {
             try {
                 for (int i = 0; i < clients; i++) {
                     opened.add(switch (path) {
-                        case JDBC -> jdbc(host, flightPort, user, password);
-                        case FLIGHT -> flight(allocator, host, flightPort, user, password);
-                        case HTTP -> http(host, httpPort, user, password);
+                        case JDBC -> jdbc(host, flightPort, user, password, template);
+                        case FLIGHT -> flight(allocator, host, flightPort, user, password, template);
+                        case HTTP -> http(host, httpPort, user, password, template);
                     });
                 }
                 loop(opened, warmupSeconds);
@@ -202,7 +221,7 @@ final class SmallQueryClients {
         }
     }
 
-    private static Client jdbc(String host, int port, String user, String password) throws Exception {
+    private static Client jdbc(String host, int port, String user, String password, String template) throws Exception {
         Properties properties = new Properties();
         properties.put("user", user);
         properties.put("password", password);
@@ -211,7 +230,7 @@ final class SmallQueryClients {
         return new Client() {
             @Override
             public void query(int n) throws Exception {
-                try (ResultSet rs = statement.executeQuery("SELECT " + n + " AS n")) {
+                try (ResultSet rs = statement.executeQuery(text(template, n))) {
                     if (!rs.next()) {
                         throw new IllegalStateException("no row");
                     }
@@ -227,14 +246,14 @@ final class SmallQueryClients {
         };
     }
 
-    private static Client flight(BufferAllocator allocator, String host, int port, String user, String password) {
+    private static Client flight(BufferAllocator allocator, String host, int port, String user, String password, String template) {
         FlightClient client = FlightClient.builder(allocator, Location.forGrpcInsecure(host, port)).build();
         CredentialCallOption bearer = client.authenticateBasicToken(user, password).orElseThrow();
         FlightSqlClient sql = new FlightSqlClient(client);
         return new Client() {
             @Override
             public void query(int n) throws Exception {
-                FlightInfo info = sql.execute("SELECT " + n + " AS n", bearer);
+                FlightInfo info = sql.execute(text(template, n), bearer);
                 long rows = 0;
                 try (FlightStream stream = sql.getStream(info.getEndpoints().get(0).getTicket(), bearer)) {
                     while (stream.next()) {
@@ -253,7 +272,7 @@ final class SmallQueryClients {
         };
     }
 
-    private static Client http(String host, int port, String user, String password) throws IOException, InterruptedException {
+    private static Client http(String host, int port, String user, String password, String template) throws IOException, InterruptedException {
         HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
         String body = JSON.createObjectNode().put("username", user).put("password", password).toString();
         HttpResponse<String> login = http.send(HttpRequest.newBuilder(URI.create("http://" + host + ":" + port + "/v1/login"))
@@ -266,7 +285,7 @@ final class SmallQueryClients {
             @Override
             public void query(int n) throws Exception {
                 HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create("http://" + host + ":" + port + "/v1/query?q="
-                                + URLEncoder.encode("SELECT " + n + " AS n", StandardCharsets.UTF_8)))
+                                + URLEncoder.encode(text(template, n), StandardCharsets.UTF_8)))
                         .header("Authorization", bearer).header("Accept", "application/jsonl").build(), HttpResponse.BodyHandlers.ofString());
                 if (response.statusCode() != 200 || !response.body().equals("{\"n\":" + n + "}\n")) {
                     throw new IllegalStateException("HTTP " + response.statusCode() + ": " + response.body());
@@ -278,5 +297,9 @@ final class SmallQueryClients {
                 http.close();
             }
         };
+    }
+
+    private static String text(String template, int n) {
+        return template.replace("{n}", Integer.toString(n));
     }
 }

@@ -29,6 +29,21 @@ public final class CatalogCache {
 
     private volatile Set<String> functions;
     private volatile List<CatalogObject> objects;
+    /** Rewrites made over this catalog: they live as long as it does. */
+    private final RewriteCache rewrites;
+
+    public CatalogCache() {
+        this(new RewriteCache());
+    }
+
+    /** With the given rewrite cache: tests compare rewrites made through a cache with those made without. */
+    CatalogCache(RewriteCache rewrites) {
+        this.rewrites = java.util.Objects.requireNonNull(rewrites, "rewrites is null");
+    }
+
+    RewriteCache rewrites() {
+        return rewrites;
+    }
 
     boolean isUserFunction(Connection connection, String function) throws SQLException {
         String name = function.toLowerCase(Locale.ROOT);

@@ -66,17 +66,6 @@ final class RowFilterRewriter {
     private final Map<AccessGrant, Optional<JsonNode>> filters = new ConcurrentHashMap<>();
     /** A grant's projected column names, as written, read once from DuckDB's parse tree of {@code SELECT <projection>}. */
     private final Map<AccessGrant, List<String>> projections = new ConcurrentHashMap<>();
-    /**
-     * Rewrites already made, by statement text: with the catalog fixed (see {@link CatalogCache}) and the session unable
-     * to change its defaults, a text always rewrites the same way. Bounded, least recently used first out.
-     */
-    private final Map<String, String> rewritten = new java.util.LinkedHashMap<>(16, 0.75f, true) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<String, String> eldest) {
-            return size() > REWRITES_KEPT;
-        }
-    };
-    static final int REWRITES_KEPT = 256;
 
     RowFilterRewriter(Mode mode, RlsClaims claims, CatalogCache catalogCache) {
         this.mode = requireNonNull(mode, "mode is null");
@@ -112,16 +101,17 @@ final class RowFilterRewriter {
      */
     String rewrite(Connection connection, String sql) throws SQLException {
         requireNonNull(sql, "sql is null");
-        synchronized (rewritten) {
-            String known = rewritten.get(sql);
-            if (known != null) {
-                return known;
-            }
+        if (sessionDefaults == null) {
+            sessionDefaults = CatalogSnapshot.SessionDefaults.read(connection);
+        }
+        // Shared by the sessions of this catalog; the key holds all the rewrite depends on (see RewriteCache).
+        RewriteCache.Key key = new RewriteCache.Key(mode, claims, sessionDefaults, sql);
+        Optional<String> known = catalogCache.rewrites().find(key);
+        if (known.isPresent()) {
+            return known.get();
         }
         String result = rewriteNow(connection, sql);
-        synchronized (rewritten) {
-            rewritten.put(sql, result);
-        }
+        catalogCache.rewrites().put(key, result);
         return result;
     }
 
@@ -141,9 +131,6 @@ final class RowFilterRewriter {
         }
         ObjectNode statement = (ObjectNode) statements.get(0);
         known(statement, "statement", Set.of("node", "named_param_map"));
-        if (sessionDefaults == null) {
-            sessionDefaults = CatalogSnapshot.SessionDefaults.read(connection);
-        }
         Pass pass = new Pass(connection, CatalogSnapshot.read(connection, claims.database(), claims.schema(), catalogCache, sessionDefaults));
         statement.set("node", pass.query(statement.get("node"), Scope.EMPTY, 0));
         return ParseTree.deserialize(connection, tree);
