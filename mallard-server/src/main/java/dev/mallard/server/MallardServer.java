@@ -154,7 +154,7 @@ public final class MallardServer implements AutoCloseable {
                     Optional.of(ingestion));
             flight = FlightSqlEndpoint.start(config.host(), config.flightPort(), config.tls(), producer, users, tokens, sessions, engine.allocator(), metrics);
             Optional<dev.mallard.server.datasets.ServedDatasets> datasets = config.namedData().serve().map(serve ->
-                    dev.mallard.server.datasets.ServedDatasets.inServer(serve, engine::newSession, tokens, open, policy));
+                    dev.mallard.server.datasets.ServedDatasets.inServer(serve, engine::newSession, tokens, open, policy, registry));
             Optional<dev.mallard.server.namedquery.NamedQueries> namedQueries = config.namedData().namedQueryTable().map(table ->
                     new dev.mallard.server.namedquery.NamedQueries(table, engine::newSession, tokens, open, policy, config.fetchSize(), config.queryTimeoutSeconds()));
             namedData = new NamedData(datasets, namedQueries);

@@ -89,6 +89,8 @@ public enum ErrorCode {
             "No dataset of the serve configuration has the name a request asks for."),
     USER_DATASET_RANGE_TOO_WIDE("user.dataset.range_too_wide", ExitCode.USER_FAULT,
             "A dataset request's range is wider than the chosen grain's max_range, or than every grain's."),
+    USER_DATASET_TIMEOUT("user.dataset.timeout", ExitCode.USER_FAULT,
+            "A dataset's statement ran longer than serve.query_timeout_seconds and was interrupted."),
     USER_DATASET_TOO_MANY_ROWS("user.dataset.too_many_rows", ExitCode.USER_FAULT,
             "A dataset's answer has more rows than serve.max_rows; narrow the request or raise the cap."),
     USER_DATASET_UNKNOWN_GRAIN("user.dataset.unknown_grain", ExitCode.USER_FAULT,

@@ -3,8 +3,9 @@ package dev.mallard.server.datasets;
 import static java.util.Objects.requireNonNull;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -22,24 +23,49 @@ import java.util.function.Supplier;
  * for it and are {@code shared}. The query runs detached from its callers, so it is stored even when they all
  * left; a failure is handed to every waiting caller and never stored.
  *
- * <p>The lock guards only the map's bookkeeping; no query runs under it.
+ * <p>A hit takes no lock: a concurrent map's read and a recency stamp. The lock guards only the byte count and
+ * eviction, on a store; no query runs under it.
  */
 final class DatasetCache {
     enum Outcome {
         HIT, MISS, SHARED;
 
+        private final byte[] label = name().toLowerCase(java.util.Locale.ROOT).getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+
         String label() {
             return name().toLowerCase(java.util.Locale.ROOT);
         }
+
+        byte[] labelBytes() {
+            return label;
+        }
     }
 
-    /** A cache key: the dataset, the grain, the statement text as it runs (after the access gate) and its bound values. */
-    record Key(String dataset, String grain, String sql, List<Object> values) {}
+    /**
+     * A cache key: the dataset, the grain, the window the answer reports, the statement text as it runs (after the
+     * access gate) and its bound values.
+     */
+    record Key(String dataset, String grain, Object window, String sql, List<Object> values) {
+        Key(String dataset, String grain, String sql, List<Object> values) {
+            this(dataset, grain, "", sql, values);
+        }
+    }
 
-    /** An answer's rows as JSON ({@code [...]}), how many, and when its query started ({@code nanoTime}). */
-    record Rows(byte[] json, long count, long startedNanos) {
+    /**
+     * An answer's rows as JSON ({@code [...]}), how many, when its query started ({@code nanoTime}), and the
+     * answer's serialised head (every field before {@code cache}), so a hit writes bytes and encodes nothing.
+     */
+    record Rows(byte[] json, long count, long startedNanos, byte[] head) {
+        Rows(byte[] json, long count, long startedNanos) {
+            this(json, count, startedNanos, new byte[0]);
+        }
+
+        Rows withHead(byte[] head) {
+            return new Rows(json, count, startedNanos, head);
+        }
+
         long bytes() {
-            return json.length + 128L;
+            return json.length + head.length + 128L;
         }
     }
 
@@ -49,12 +75,23 @@ final class DatasetCache {
     private final Executor fills;
     private final LongSupplier nanos;
     private final Object lock = new Object();
-    private final LinkedHashMap<Key, Stored> entries = new LinkedHashMap<>(64, 0.75f, true);
+    private final ConcurrentHashMap<Key, Stored> entries = new ConcurrentHashMap<>(64);
     private final Map<Key, CompletableFuture<Rows>> filling = new ConcurrentHashMap<>();
     private final AtomicLong evictions = new AtomicLong();
+    private final AtomicLong uses = new AtomicLong();
     private long bytes;
 
-    private record Stored(Rows rows, long expiresNanos) {}
+    private static final class Stored {
+        final Rows rows;
+        final long expiresNanos;
+        volatile long used;
+
+        Stored(Rows rows, long expiresNanos, long used) {
+            this.rows = rows;
+            this.expiresNanos = expiresNanos;
+            this.used = used;
+        }
+    }
 
     DatasetCache(long maxBytes, Executor fills, LongSupplier nanos) {
         if (maxBytes <= 0) {
@@ -67,14 +104,16 @@ final class DatasetCache {
 
     /** @param query runs the statement; called at most once per key while no live entry holds it */
     Answer get(Key key, Duration ttl, Supplier<Rows> query) {
-        long now = nanos.getAsLong();
-        synchronized (lock) {
-            Stored stored = entries.get(key);
-            if (stored != null) {
-                if (stored.expiresNanos - now > 0) {
-                    return new Answer(stored.rows, Outcome.HIT);
+        Stored stored = entries.get(key);
+        if (stored != null) {
+            if (stored.expiresNanos - nanos.getAsLong() > 0) {
+                stored.used = uses.incrementAndGet();
+                return new Answer(stored.rows, Outcome.HIT);
+            }
+            synchronized (lock) {
+                if (entries.remove(key, stored)) {
+                    bytes -= stored.rows.bytes();
                 }
-                remove(key);
             }
         }
         CompletableFuture<Rows> mine = new CompletableFuture<>();
@@ -82,14 +121,13 @@ final class DatasetCache {
         if (running != null) {
             return new Answer(await(running), Outcome.SHARED);
         }
-        synchronized (lock) {
-            // A fill may have stored this key between the look-up above and this one becoming the key's fill.
-            Stored stored = entries.get(key);
-            if (stored != null && stored.expiresNanos - nanos.getAsLong() > 0) {
-                filling.remove(key, mine);
-                mine.complete(stored.rows);
-                return new Answer(stored.rows, Outcome.HIT);
-            }
+        // A fill may have stored this key between the look-up above and this one becoming the key's fill.
+        Stored again = entries.get(key);
+        if (again != null && again.expiresNanos - nanos.getAsLong() > 0) {
+            filling.remove(key, mine);
+            mine.complete(again.rows);
+            again.used = uses.incrementAndGet();
+            return new Answer(again.rows, Outcome.HIT);
         }
         fills.execute(() -> {
             Rows rows;
@@ -127,33 +165,38 @@ final class DatasetCache {
             return;
         }
         synchronized (lock) {
-            remove(key);
-            entries.put(key, new Stored(rows, expiresNanos));
+            Stored old = entries.put(key, new Stored(rows, expiresNanos, uses.incrementAndGet()));
+            if (old != null) {
+                bytes -= old.rows.bytes();
+            }
             bytes += rows.bytes();
             if (bytes > maxBytes) {
-                long now = nanos.getAsLong();
-                for (Iterator<Map.Entry<Key, Stored>> it = entries.entrySet().iterator(); it.hasNext() && bytes > maxBytes; ) {
-                    Map.Entry<Key, Stored> entry = it.next();
-                    if (entry.getValue().expiresNanos - now <= 0) {
-                        bytes -= entry.getValue().rows.bytes();
-                        it.remove();
-                        evictions.incrementAndGet();
-                    }
-                }
-                for (Iterator<Map.Entry<Key, Stored>> it = entries.entrySet().iterator(); it.hasNext() && bytes > maxBytes; ) {
-                    Map.Entry<Key, Stored> entry = it.next();
-                    bytes -= entry.getValue().rows.bytes();
-                    it.remove();
-                    evictions.incrementAndGet();
-                }
+                evict();
             }
         }
     }
 
-    private void remove(Key key) {
-        Stored old = entries.remove(key);
-        if (old != null) {
-            bytes -= old.rows.bytes();
+    /** Under the lock: expired entries first, then the least recently used, until the cache fits. */
+    private void evict() {
+        long now = nanos.getAsLong();
+        List<Map.Entry<Key, Stored>> live = new ArrayList<>(entries.size());
+        for (Map.Entry<Key, Stored> entry : entries.entrySet()) {
+            if (entry.getValue().expiresNanos - now <= 0) {
+                drop(entry);
+            } else {
+                live.add(entry);
+            }
+        }
+        live.sort(Comparator.comparingLong(entry -> entry.getValue().used));
+        for (Iterator<Map.Entry<Key, Stored>> it = live.iterator(); it.hasNext() && bytes > maxBytes; ) {
+            drop(it.next());
+        }
+    }
+
+    private void drop(Map.Entry<Key, Stored> entry) {
+        if (entries.remove(entry.getKey(), entry.getValue())) {
+            bytes -= entry.getValue().rows.bytes();
+            evictions.incrementAndGet();
         }
     }
 
@@ -164,9 +207,7 @@ final class DatasetCache {
     }
 
     int entries() {
-        synchronized (lock) {
-            return entries.size();
-        }
+        return entries.size();
     }
 
     long evictions() {

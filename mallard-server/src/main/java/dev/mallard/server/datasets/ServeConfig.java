@@ -17,6 +17,8 @@ public record ServeConfig(List<Command> commands, Settings serve) {
     public static final int DEFAULT_PORT = 8080;
     public static final String DEFAULT_HOST = "0.0.0.0";
     public static final int DEFAULT_MAX_ROWS = 10_000;
+    /** {@code serve.query_timeout_seconds}: how long a dataset's statement may run before it is interrupted. */
+    public static final long DEFAULT_QUERY_TIMEOUT_SECONDS = 30;
     public static final int DEFAULT_CACHE_MAX_MB = 16;
 
     public ServeConfig {
@@ -39,10 +41,11 @@ public record ServeConfig(List<Command> commands, Settings serve) {
      * @param cacheMaxBytes {@code cache.max_mb} in bytes: the bound of every cached answer together
      * @param clients the bearer tokens that name callers; empty means requests need none
      */
-    public record Settings(String host, int port, Optional<String> database, int maxRows, long cacheMaxBytes, boolean metrics,
-            List<Client> clients, List<Dataset> datasets) {
+    public record Settings(String host, int port, Optional<String> database, int maxRows, java.time.Duration queryTimeout, long cacheMaxBytes,
+            boolean metrics, List<Client> clients, List<Dataset> datasets) {
         public Settings {
             requireNonNull(host, "host is null");
+            requireNonNull(queryTimeout, "queryTimeout is null");
             requireNonNull(database, "database is null");
             clients = List.copyOf(requireNonNull(clients, "clients is null"));
             datasets = List.copyOf(requireNonNull(datasets, "datasets is null"));

@@ -85,7 +85,7 @@ public final class ServeConfigReader {
     }
 
     /**
-     * A server configuration's {@code serve:} block (only its datasets, max_rows and cache apply there).
+     * A server configuration's {@code serve:} block (only its datasets, max_rows, query_timeout_seconds and cache apply there).
      *
      * @param where names the block in errors
      */
@@ -146,6 +146,7 @@ public final class ServeConfigReader {
                 serve.path("port").asInt(ServeConfig.DEFAULT_PORT),
                 database,
                 serve.path("max_rows").asInt(ServeConfig.DEFAULT_MAX_ROWS),
+                java.time.Duration.ofSeconds(serve.path("query_timeout_seconds").asLong(ServeConfig.DEFAULT_QUERY_TIMEOUT_SECONDS)),
                 serve.path("cache").path("max_mb").asLong(ServeConfig.DEFAULT_CACHE_MAX_MB) << 20,
                 serve.path("metrics").path("enabled").asBoolean(true),
                 clients,

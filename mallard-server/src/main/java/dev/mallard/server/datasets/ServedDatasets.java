@@ -68,6 +68,8 @@ public final class ServedDatasets implements AutoCloseable {
     private static final int CONNECTIONS = 4;
     private static final int CONVERTED_MAX = 1_024;
     private static final byte[] ROWS_FIELD = ",\"rows\":".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] CACHE_FIELD = ",\"cache\":\"".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] AGE_FIELD = "\",\"age_ms\":".getBytes(StandardCharsets.UTF_8);
 
     /** Who a request comes from: refuses a request without valid credentials. */
     @FunctionalInterface
@@ -93,21 +95,25 @@ public final class ServedDatasets implements AutoCloseable {
     private final Admission admission;
     private final BlockingQueue<Connection> connections;
     private final ExecutorService queries;
+    private final java.util.concurrent.ScheduledExecutorService timer;
     private final DatasetCache cache;
     private final Clock clock;
     private final MetricsRegistry metrics;
     private final Map<String, StatementParameters> converted = new ConcurrentHashMap<>();
+    private final Map<String, ServeConfig.Dataset> byName = new java.util.HashMap<>();
 
     ServedDatasets(ServeConfig.Settings settings, Supplier<Connection> connect, Admission admission, MetricsRegistry metrics, Clock clock) {
         this.settings = requireNonNull(settings, "settings is null");
         this.admission = requireNonNull(admission, "admission is null");
         this.metrics = requireNonNull(metrics, "metrics is null");
         this.clock = requireNonNull(clock, "clock is null");
+        settings.datasets().forEach(dataset -> byName.put(dataset.name(), dataset));
         this.connections = new ArrayBlockingQueue<>(CONNECTIONS);
         for (int i = 0; i < CONNECTIONS; i++) {
             connections.add(connect.get());
         }
         this.queries = Executors.newFixedThreadPool(CONNECTIONS, Thread.ofPlatform().name("dataset-query-", 0).daemon().factory());
+        this.timer = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("dataset-timeout").daemon().factory());
         this.cache = new DatasetCache(settings.cacheMaxBytes(), queries, System::nanoTime);
         Gauge.builder("mallard.serve.cache.bytes", cache, DatasetCache::bytes).description("Bytes of cached dataset answers")
                 .register(metrics.meters());
@@ -138,9 +144,10 @@ public final class ServedDatasets implements AutoCloseable {
      * The datasets of a server's {@code serve:} block, admitted through the caller's session and the server's gate.
      *
      * @param connect a new connection to the served database, one per query thread
+     * @param metrics the server's registry: the dataset series appear on its {@code /metrics}
      */
     public static ServedDatasets inServer(ServeConfig.Settings settings, Supplier<Connection> connect, TokenService tokens,
-            SessionRegistry sessions, AccessPolicy policy) {
+            SessionRegistry sessions, AccessPolicy policy, MetricsRegistry metrics) {
         requireNonNull(tokens, "tokens is null");
         requireNonNull(sessions, "sessions is null");
         requireNonNull(policy, "policy is null");
@@ -163,7 +170,7 @@ public final class ServedDatasets implements AutoCloseable {
                 }
             };
         };
-        return new ServedDatasets(settings, connect, admission, new MetricsRegistry(), Clock.systemUTC());
+        return new ServedDatasets(settings, connect, admission, metrics, Clock.systemUTC());
     }
 
     /** Standalone ({@code mallard serve}): the configured bearer tokens name callers; without any, anyone may call. */
@@ -275,13 +282,15 @@ public final class ServedDatasets implements AutoCloseable {
         long started = System.nanoTime();
         String name = request.path().pathParameters().get("name");
         String client = "-";
-        String outcome = "none";
+        DatasetCache.Outcome outcome = null;
         String status = "200";
         try {
             Caller caller = admission.caller(request);
             client = caller.clientId();
-            ServeConfig.Dataset dataset = settings.dataset(name).orElseThrow(() -> new MallardException(ErrorCode.USER_DATASET_NOT_FOUND,
-                    "no dataset is named " + name + "; GET /v1/datasets lists them"));
+            ServeConfig.Dataset dataset = byName.get(name);
+            if (dataset == null) {
+                throw new MallardException(ErrorCode.USER_DATASET_NOT_FOUND, "no dataset is named " + name + "; GET /v1/datasets lists them");
+            }
             Map<String, List<String>> query = new LinkedHashMap<>();
             for (String key : request.query().names()) {
                 query.put(key, request.query().all(key));
@@ -295,26 +304,33 @@ public final class ServedDatasets implements AutoCloseable {
                 }
                 values.add(resolved.values().get(parameter));
             }
-            DatasetCache.Rows rows;
-            Optional<DatasetCache.Outcome> cached = Optional.empty();
+            byte[] body;
             if (dataset.cacheTtl().isPresent()) {
                 DatasetCache.Key key = new DatasetCache.Key(dataset.name(), resolved.grain().map(ServeConfig.Grain::name).orElse(""),
-                        parameters.positionalSql(), java.util.Collections.unmodifiableList(values));
-                DatasetCache.Answer answer = cache.get(key, dataset.cacheTtl().get(), () -> run(dataset, parameters, values));
-                rows = answer.rows();
-                cached = Optional.of(answer.outcome());
-                outcome = answer.outcome().label();
-                counter("mallard.serve.cache.requests", "Dataset requests answered by the cache, by outcome", dataset.name(), "outcome", outcome).increment();
+                        resolved.window().<Object>map(window -> window).orElse(""), parameters.positionalSql(), java.util.Collections.unmodifiableList(values));
+                DatasetCache.Answer answer = cache.get(key, dataset.cacheTtl().get(), () -> {
+                    DatasetCache.Rows rows = run(dataset, parameters, values);
+                    return rows.withHead(head(resolved, rows.count(), true));
+                });
+                outcome = answer.outcome();
+                meters(dataset.name()).outcome(outcome).increment();
+                body = cachedBody(answer.rows(), outcome);
             } else {
-                rows = onQueryThread(() -> run(dataset, parameters, values));
+                DatasetCache.Rows rows = onQueryThread(() -> run(dataset, parameters, values));
+                body = body(head(resolved, rows.count(), false), rows.json());
             }
-            send(response, Status.OK_200, body(resolved, rows, cached));
+            send(response, Status.OK_200, body);
         } catch (RuntimeException e) {
             status = fail(response, e);
         } finally {
-            counter("mallard.serve.requests", "Dataset requests, by dataset and HTTP status", name, "status", status).increment();
-            LOG.debug("dataset request client_id={} dataset={} status={} cache={} duration_ms={}", client, name, status, outcome,
-                    (System.nanoTime() - started) / 1_000_000);
+            long took = System.nanoTime() - started;
+            Meters meters = meters(name);
+            meters.status(status).increment();
+            meters.requestDuration.record(took, java.util.concurrent.TimeUnit.NANOSECONDS);
+            if (LOG.isDebugEnabled()) {
+                LOG.debug("dataset request client_id={} dataset={} status={} cache={} duration_ms={}", client, name, status,
+                        outcome == null ? "none" : outcome.label(), took / 1_000_000);
+            }
         }
     }
 
@@ -336,20 +352,40 @@ public final class ServedDatasets implements AutoCloseable {
         Timer.Sample sample = Timer.start();
         try {
             return withConnection(connection -> {
+                java.util.concurrent.atomic.AtomicBoolean fired = new java.util.concurrent.atomic.AtomicBoolean();
                 try (PreparedStatement statement = connection.prepareStatement(parameters.positionalSql())) {
                     for (int i = 0; i < values.size(); i++) {
                         bind(statement, i + 1, values.get(i));
                     }
+                    java.util.concurrent.ScheduledFuture<?> alarm = timer.schedule(() -> {
+                        fired.set(true);
+                        cancel(statement);
+                    }, settings.queryTimeout().toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
                     try (ResultSet rows = statement.executeQuery()) {
                         return JsonRows.write(rows, settings.maxRows(), dataset.name(), started);
+                    } finally {
+                        alarm.cancel(false);
                     }
                 } catch (SQLException e) {
+                    if (fired.get()) {
+                        meters(dataset.name()).timeouts.increment();
+                        throw new MallardException(ErrorCode.USER_DATASET_TIMEOUT, "dataset " + dataset.name() + "'s statement ran longer than serve.query_timeout_seconds ("
+                                + settings.queryTimeout().toSeconds() + " s) and was interrupted; narrow the request, or raise query_timeout_seconds", e);
+                    }
                     throw new MallardException(ErrorCode.USER_SQL_INVALID, "dataset " + dataset.name() + "'s statement failed: " + e.getMessage(), e);
                 }
             });
         } finally {
             sample.stop(metrics.latency("mallard.serve.query.duration", "Time dataset requests spent running their statement",
                     Tags.of("dataset", dataset.name())));
+        }
+    }
+
+    private static void cancel(PreparedStatement statement) {
+        try {
+            statement.cancel();
+        } catch (SQLException e) {
+            // The statement finished or closed meanwhile: nothing left to interrupt.
         }
     }
 
@@ -400,8 +436,12 @@ public final class ServedDatasets implements AutoCloseable {
         }
     }
 
-    private byte[] body(DatasetQuery resolved, DatasetCache.Rows rows, Optional<DatasetCache.Outcome> cached) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream(rows.json().length + 256);
+    /**
+     * The answer's fields before its rows, serialised once per query: {@code {"dataset",...,"row_count":N}} and, for
+     * a cached dataset, {@code ,"cache":"} so that a hit appends its outcome, {@code age_ms} and the rows as bytes.
+     */
+    private static byte[] head(DatasetQuery resolved, long count, boolean cached) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(256);
         try {
             try (JsonGenerator json = JSON.createGenerator(out).disable(JsonGenerator.Feature.AUTO_CLOSE_JSON_CONTENT)) {
                 json.writeStartObject();
@@ -419,28 +459,98 @@ public final class ServedDatasets implements AutoCloseable {
                 } else {
                     json.writeNullField("range");
                 }
-                json.writeNumberField("row_count", rows.count());
-                if (cached.isPresent()) {
-                    json.writeStringField("cache", cached.get().label());
-                    json.writeNumberField("age_ms", Math.max(0, (System.nanoTime() - rows.startedNanos()) / 1_000_000));
-                }
+                json.writeNumberField("row_count", count);
                 json.flush();
             }
-            // The rows are JSON already (cached so); they follow as bytes, not parsed and written again.
-            out.write(ROWS_FIELD);
-            out.write(rows.json());
-            out.write('}');
+            if (cached) {
+                out.write(CACHE_FIELD);
+            }
         } catch (IOException e) {
             throw new MallardException(ErrorCode.SYSTEM_INTERNAL, "cannot write a dataset answer: " + e.getMessage(), e);
         }
         return out.toByteArray();
     }
 
-    private final Map<List<String>, Counter> counters = new ConcurrentHashMap<>();
+    private static byte[] body(byte[] head, byte[] rows) {
+        byte[] body = new byte[head.length + ROWS_FIELD.length + rows.length + 1];
+        System.arraycopy(head, 0, body, 0, head.length);
+        System.arraycopy(ROWS_FIELD, 0, body, head.length, ROWS_FIELD.length);
+        System.arraycopy(rows, 0, body, head.length + ROWS_FIELD.length, rows.length);
+        body[body.length - 1] = '}';
+        return body;
+    }
 
-    private Counter counter(String name, String description, String dataset, String tag, String value) {
-        return counters.computeIfAbsent(List.of(name, dataset, value), ignored ->
-                Counter.builder(name).description(description).tags("dataset", dataset, tag, value).register(metrics.meters()));
+    /** A cached answer: its stored head, the outcome, its age, then the stored rows; nothing is encoded again. */
+    private static byte[] cachedBody(DatasetCache.Rows rows, DatasetCache.Outcome outcome) {
+        byte[] label = outcome.labelBytes();
+        byte[] age = Long.toString(Math.max(0, (System.nanoTime() - rows.startedNanos()) / 1_000_000)).getBytes(StandardCharsets.US_ASCII);
+        byte[] head = rows.head();
+        byte[] json = rows.json();
+        byte[] body = new byte[head.length + label.length + AGE_FIELD.length + age.length + ROWS_FIELD.length + json.length + 1];
+        int at = 0;
+        System.arraycopy(head, 0, body, at, head.length);
+        at += head.length;
+        System.arraycopy(label, 0, body, at, label.length);
+        at += label.length;
+        System.arraycopy(AGE_FIELD, 0, body, at, AGE_FIELD.length);
+        at += AGE_FIELD.length;
+        System.arraycopy(age, 0, body, at, age.length);
+        at += age.length;
+        System.arraycopy(ROWS_FIELD, 0, body, at, ROWS_FIELD.length);
+        at += ROWS_FIELD.length;
+        System.arraycopy(json, 0, body, at, json.length);
+        body[body.length - 1] = '}';
+        return body;
+    }
+
+    /** A dataset's series, made once per dataset name (and status) so a request only increments. */
+    private final class Meters {
+        private final String dataset;
+        private final Counter hit;
+        private final Counter miss;
+        private final Counter shared;
+        private final Counter timeouts;
+        private final Timer requestDuration;
+        private final Map<String, Counter> byStatus = new ConcurrentHashMap<>();
+
+        Meters(String dataset) {
+            this.dataset = dataset;
+            this.hit = cacheCounter(dataset, DatasetCache.Outcome.HIT);
+            this.miss = cacheCounter(dataset, DatasetCache.Outcome.MISS);
+            this.shared = cacheCounter(dataset, DatasetCache.Outcome.SHARED);
+            this.timeouts = Counter.builder("mallard.serve.query.timeouts").description("Dataset statements interrupted at serve.query_timeout_seconds")
+                    .tags("dataset", dataset).register(metrics.meters());
+            this.requestDuration = metrics.latency("mallard.serve.request.duration", "Time from a dataset request's arrival to its answer",
+                    Tags.of("dataset", dataset));
+        }
+
+        private Counter cacheCounter(String dataset, DatasetCache.Outcome outcome) {
+            return Counter.builder("mallard.serve.cache.requests").description("Dataset requests answered by the cache, by outcome")
+                    .tags("dataset", dataset, "outcome", outcome.label()).register(metrics.meters());
+        }
+
+        Counter outcome(DatasetCache.Outcome outcome) {
+            return switch (outcome) {
+                case HIT -> hit;
+                case MISS -> miss;
+                case SHARED -> shared;
+            };
+        }
+
+        Counter status(String status) {
+            Counter known = byStatus.get(status);
+            return known != null ? known : byStatus.computeIfAbsent(status, code -> Counter.builder("mallard.serve.requests")
+                    .description("Dataset requests, by dataset and HTTP status").tags("dataset", dataset, "status", code).register(metrics.meters()));
+        }
+    }
+
+    private final Map<String, Meters> meters = new ConcurrentHashMap<>();
+
+    /** An unknown name (a 404) counts under {@code dataset="-"}, so a caller cannot mint series. */
+    private Meters meters(String dataset) {
+        String label = dataset != null && byName.containsKey(dataset) ? dataset : "-";
+        Meters known = meters.get(label);
+        return known != null ? known : meters.computeIfAbsent(label, Meters::new);
     }
 
     private static void send(ServerResponse response, Status status, byte[] body) {
@@ -463,6 +573,7 @@ public final class ServedDatasets implements AutoCloseable {
                 case USER_DATASET_RANGE_TOO_WIDE -> { status = Status.BAD_REQUEST_400; code = "range_too_wide"; }
                 case USER_DATASET_UNKNOWN_GRAIN -> { status = Status.BAD_REQUEST_400; code = "unknown_grain"; }
                 case USER_DATASET_TOO_MANY_ROWS -> { status = Status.BAD_REQUEST_400; code = "too_many_rows"; }
+                case USER_DATASET_TIMEOUT -> { status = Status.GATEWAY_TIMEOUT_504; code = "query_timeout"; }
                 case USER_AUTH_FAILED -> { status = Status.UNAUTHORIZED_401; code = "unauthorized"; }
                 case USER_ACCESS_DENIED, USER_ACCESS_CLAIMS_INVALID, USER_ACCESS_STATEMENT_UNSUPPORTED -> { status = Status.FORBIDDEN_403; code = "forbidden"; }
                 case USER_SESSIONS_EXHAUSTED -> { status = Status.TOO_MANY_REQUESTS_429; code = "too_many_sessions"; }
@@ -494,6 +605,7 @@ public final class ServedDatasets implements AutoCloseable {
     @Override
     public void close() {
         queries.shutdownNow();
+        timer.shutdownNow();
         for (Connection connection : connections) {
             try {
                 connection.close();

@@ -388,7 +388,7 @@ public final class HttpApi implements AutoCloseable {
     static final String UPDATE_COUNT = "x-dd-update-count";
 
     /** {@code zstd} (the default; also {@code zstandard}) or {@code none}, in any case: how Arrow batch bodies are compressed. */
-    static CompressionUtil.CodecType arrowCompression(Optional<String> asked) {
+    public static CompressionUtil.CodecType arrowCompression(Optional<String> asked) {
         String value = asked.orElse("zstd").trim().toLowerCase(java.util.Locale.ROOT);
         return switch (value) {
             case "zstd", "zstandard" -> CompressionUtil.CodecType.ZSTD;

@@ -3,8 +3,8 @@ package dev.mallard.server.http;
 import java.util.Locale;
 import java.util.Optional;
 
-/** The result encodings of {@code /v1/query}, chosen by the Accept header. */
-enum ResultFormat {
+/** The result encodings of {@code /v1/query} and {@code /v1/named-query}, chosen by the Accept header. */
+public enum ResultFormat {
     ARROW("application/vnd.apache.arrow.stream"),
     TSV("text/tab-separated-values; charset=utf-8"),
     JSONL("application/jsonl; charset=utf-8");
@@ -15,7 +15,7 @@ enum ResultFormat {
         this.contentType = contentType;
     }
 
-    String contentType() {
+    public String contentType() {
         return contentType;
     }
 
@@ -23,7 +23,7 @@ enum ResultFormat {
      * The first media range of the Accept header that names TSV or JSON lines; Arrow for anything else (no header,
      * {@code *}{@code /*}, {@code application/json}, {@code text/csv}...), as DazzleDuck answers.
      */
-    static ResultFormat negotiate(Optional<String> accept) {
+    public static ResultFormat negotiate(Optional<String> accept) {
         if (accept.isEmpty() || accept.get().isBlank()) {
             return ARROW;
         }

@@ -25,15 +25,15 @@ import org.apache.arrow.vector.types.pojo.Field;
  * {@code \r}, {@code \\}. Temporal values are ISO-8601 with seconds always present, timestamps with a time zone
  * in UTC; BLOBs are base64; DECIMALs keep their scale.
  */
-final class TsvWriter {
+public final class TsvWriter {
     private final Writer out;
     private boolean headerWritten;
 
-    TsvWriter(OutputStream out) {
+    public TsvWriter(OutputStream out) {
         this.out = new BufferedWriter(new OutputStreamWriter(requireNonNull(out, "out is null"), StandardCharsets.UTF_8), 1 << 16);
     }
 
-    void writeHeader(List<Field> fields) throws IOException {
+    public void writeHeader(List<Field> fields) throws IOException {
         if (headerWritten) {
             return;
         }
@@ -47,7 +47,7 @@ final class TsvWriter {
         headerWritten = true;
     }
 
-    void write(VectorSchemaRoot root, DictionaryProvider dictionaries) throws IOException {
+    public void write(VectorSchemaRoot root, DictionaryProvider dictionaries) throws IOException {
         writeHeader(root.getSchema().getFields());
         List<FieldVector> vectors = root.getFieldVectors();
         String[][] nested = new String[vectors.size()][];
@@ -100,7 +100,7 @@ final class TsvWriter {
 
     private static final String NESTED = "v";
 
-    void flush() throws IOException {
+    public void flush() throws IOException {
         out.flush();
     }
 

@@ -1,6 +1,9 @@
 package dev.mallard.server.namedquery;
 
+import dev.mallard.server.http.HttpApi;
 import dev.mallard.server.http.HttpErrors;
+import dev.mallard.server.http.ResultFormat;
+import dev.mallard.server.http.TsvWriter;
 import static java.util.Objects.requireNonNull;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -33,7 +36,6 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -42,7 +44,11 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.function.Supplier;
+import org.apache.arrow.compression.CommonsCompressionFactory;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.compression.CompressionUtil;
+import org.apache.arrow.vector.compression.NoCompressionCodec;
+import org.apache.arrow.vector.ipc.message.IpcOption;
 import org.apache.arrow.vector.ipc.ArrowStreamWriter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -51,7 +57,7 @@ import org.slf4j.LoggerFactory;
  * DazzleDuck's named queries over HTTP: Jinja SQL templates kept in the {@code named_query_table}.
  * {@code GET /v1/named-query} lists them ({@code offset} is an id to start after, {@code limit} at most 200),
  * {@code GET /v1/named-query/{name}} shows one, {@code POST /v1/named-query} runs one with its parameters and answers
- * Arrow or, by Accept, JSON lines. Statuses and plain-text bodies are DazzleDuck's: 400 for a body without a name or
+ * Arrow (zstd-compressed unless {@code x-dd-arrow-compression: none}) or, by Accept, TSV or JSON lines. Statuses and plain-text bodies are DazzleDuck's: 400 for a body without a name or
  * parameters a validator refuses, 404 for an unknown name.
  *
  * <p>A rendered template is a client statement like any other: it goes {@code policy.check(session,
@@ -64,8 +70,10 @@ public final class NamedQueries implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
     static final int DEFAULT_LIMIT = 20;
     static final int MAX_LIMIT = 200;
-    private static final String ARROW = "application/vnd.apache.arrow.stream";
-    private static final String JSONL = "application/jsonl; charset=utf-8";
+    /** DazzleDuck's header naming an Arrow answer's compression: {@code zstd} (the default) or {@code none}. */
+    private static final String ARROW_COMPRESSION = "x-dd-arrow-compression";
+    /** zstd's level for Arrow bodies, as /v1/query uses it. */
+    private static final int ZSTD_LEVEL = 1;
 
     private final NamedQueryTable table;
     private final Connection connection;
@@ -176,11 +184,13 @@ public final class NamedQueries implements AutoCloseable {
             QueryOptions options = QueryOptions.resolve(request.headers().first(HeaderNames.create(QueryOptions.FETCH_SIZE)),
                     request.headers().first(HeaderNames.create(QueryOptions.QUERY_TIMEOUT)), fetchSize, maxTimeoutSeconds);
             Session.Outcome outcome = session.execute(checked, options);
-            boolean jsonl = wantsJsonLines(request.headers().first(HeaderNames.ACCEPT));
-            response.header(HeaderNames.CONTENT_TYPE, jsonl ? JSONL : ARROW);
+            // As /v1/query negotiates: TSV or JSON lines by Accept, else Arrow, compressed as x-dd-arrow-compression asks (zstd by default).
+            ResultFormat format = ResultFormat.negotiate(request.headers().first(HeaderNames.ACCEPT));
+            CompressionUtil.CodecType compression = HttpApi.arrowCompression(request.headers().first(HeaderNames.create(ARROW_COMPRESSION)));
+            response.header(HeaderNames.CONTENT_TYPE, format.contentType());
             if (outcome.rows().isEmpty()) {
                 try (OutputStream out = response.outputStream()) {
-                    if (!jsonl) {
+                    if (format == ResultFormat.ARROW) {
                         try (VectorSchemaRoot empty = VectorSchemaRoot.create(new org.apache.arrow.vector.types.pojo.Schema(List.of()), session.allocator());
                                 ArrowStreamWriter writer = new ArrowStreamWriter(empty, null, Channels.newChannel(out))) {
                             writer.start();
@@ -192,19 +202,32 @@ public final class NamedQueries implements AutoCloseable {
             }
             try (ResultStream rows = outcome.rows().get(); OutputStream out = new BufferedOutputStream(response.outputStream(), 1 << 16)) {
                 VectorSchemaRoot root = rows.root();
-                if (jsonl) {
-                    JsonLinesWriter writer = new JsonLinesWriter(out, JsonLinesWriter.Decimals.NUMBERS);
-                    while (rows.loadNextBatch()) {
-                        writer.write(root, rows.reader());
-                    }
-                    writer.flush();
-                } else {
-                    try (ArrowStreamWriter writer = new ArrowStreamWriter(root, rows.reader(), Channels.newChannel(out))) {
-                        writer.start();
+                switch (format) {
+                    case JSONL -> {
+                        JsonLinesWriter writer = new JsonLinesWriter(out, JsonLinesWriter.Decimals.NUMBERS);
                         while (rows.loadNextBatch()) {
-                            writer.writeBatch();
+                            writer.write(root, rows.reader());
                         }
-                        writer.end();
+                        writer.flush();
+                    }
+                    case TSV -> {
+                        TsvWriter writer = new TsvWriter(out);
+                        writer.writeHeader(root.getSchema().getFields());
+                        while (rows.loadNextBatch()) {
+                            writer.write(root, rows.reader());
+                        }
+                        writer.flush();
+                    }
+                    case ARROW -> {
+                        try (ArrowStreamWriter writer = new ArrowStreamWriter(root, rows.reader(), Channels.newChannel(out), IpcOption.DEFAULT,
+                                compression == CompressionUtil.CodecType.NO_COMPRESSION ? NoCompressionCodec.Factory.INSTANCE : CommonsCompressionFactory.INSTANCE,
+                                compression, Optional.of(ZSTD_LEVEL))) {
+                            writer.start();
+                            while (rows.loadNextBatch()) {
+                                writer.writeBatch();
+                            }
+                            writer.end();
+                        }
                     }
                 }
             }
@@ -215,19 +238,6 @@ public final class NamedQueries implements AutoCloseable {
             }
             fail(response, e instanceof RuntimeException runtime ? runtime : new java.io.UncheckedIOException((IOException) e));
         }
-    }
-
-    private static boolean wantsJsonLines(Optional<String> accept) {
-        if (accept.isEmpty()) {
-            return false;
-        }
-        for (String range : accept.get().split(",")) {
-            String type = range.split(";")[0].trim().toLowerCase(Locale.ROOT);
-            if (type.equals("application/jsonl") || type.equals("application/x-ndjson") || type.equals("application/x-jsonlines")) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /** Every validator's refusal, as DazzleDuck collects them; a class that is not a {@link ParameterValidator} is refused, never instantiated. */

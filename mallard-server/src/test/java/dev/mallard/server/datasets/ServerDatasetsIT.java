@@ -127,6 +127,22 @@ class ServerDatasetsIT {
     }
 
     @Test
+    void theServersMetricsCarryTheDatasetSeries() throws Exception {
+        String query = "/v1/datasets/events_over_time?since=2026-01-02T00:00:00Z&until=2026-01-02T01:00:00Z";
+        get(ada, query);
+        get(ada, query);
+        get(ada, "/v1/datasets/city_totals");
+        String metrics = get(null, "/metrics").body();
+        assertThat(metrics).containsPattern("mallard_serve_requests_total\\{dataset=\"city_totals\",status=\"200\"} [1-9]")
+                .containsPattern("mallard_serve_cache_requests_total\\{dataset=\"events_over_time\",outcome=\"hit\"} [1-9]")
+                .containsPattern("mallard_serve_cache_requests_total\\{dataset=\"events_over_time\",outcome=\"miss\"} [1-9]")
+                .containsPattern("mallard_serve_request_duration_seconds_count\\{dataset=\"events_over_time\"} [1-9]")
+                .containsPattern("mallard_serve_query_duration_seconds_count\\{dataset=\"city_totals\"} [1-9]")
+                .contains("mallard_serve_cache_bytes")
+                .as("the server's own series are still there").contains("mallard_server_sessions");
+    }
+
+    @Test
     void aRequestWithoutAValidTokenIsUnauthorized() throws Exception {
         HttpResponse<String> none = get(null, "/v1/datasets/city_totals");
         assertThat(none.statusCode()).isEqualTo(401);

@@ -1,6 +1,7 @@
 package dev.mallard.server.namedquery;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -129,8 +130,12 @@ class NamedQueryIT {
     }
 
     private static List<Long> arrowValues(byte[] body) throws Exception {
+        return arrowValues(body, org.apache.arrow.compression.CommonsCompressionFactory.INSTANCE);
+    }
+
+    private static List<Long> arrowValues(byte[] body, org.apache.arrow.vector.compression.CompressionCodec.Factory codecs) throws Exception {
         List<Long> values = new ArrayList<>();
-        try (RootAllocator allocator = new RootAllocator(); ArrowStreamReader reader = new ArrowStreamReader(new ByteArrayInputStream(body), allocator)) {
+        try (RootAllocator allocator = new RootAllocator(); ArrowStreamReader reader = new ArrowStreamReader(new ByteArrayInputStream(body), allocator, codecs)) {
             while (reader.loadNextBatch()) {
                 var vector = reader.getVectorSchemaRoot().getVector(0);
                 for (int i = 0; i < vector.getValueCount(); i++) {
@@ -149,6 +154,28 @@ class NamedQueryIT {
         assertThat(arrowValues(response.body())).containsExactly(0L, 1L, 2L, 3L, 4L, 5L);
         HttpResponse<byte[]> filtered = post("{\"name\": \"filter_series\", \"parameters\": {\"min\": \"7\"}}", "application/vnd.apache.arrow.stream");
         assertThat(arrowValues(filtered.body())).containsExactly(8L, 9L, 10L);
+    }
+
+    @Test
+    void arrowBatchesAreZstdCompressedUnlessTheCallerAsksNone() throws Exception {
+        String body = "{\"name\": \"get_series\", \"parameters\": {\"limit\": \"3\"}}";
+        HttpRequest.Builder plain = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.httpPort() + "/v1/named-query"))
+                .header("Authorization", "Bearer " + token).header("x-dd-arrow-compression", "none").POST(HttpRequest.BodyPublishers.ofString(body));
+        byte[] uncompressed = HTTP.send(plain.build(), HttpResponse.BodyHandlers.ofByteArray()).body();
+        assertThat(arrowValues(uncompressed, org.apache.arrow.vector.compression.NoCompressionCodec.Factory.INSTANCE))
+                .as("x-dd-arrow-compression: none is read without a codec").containsExactly(0L, 1L, 2L, 3L);
+        byte[] compressed = post(body, null).body();
+        assertThat(arrowValues(compressed)).containsExactly(0L, 1L, 2L, 3L);
+        assertThatThrownBy(() -> arrowValues(compressed, org.apache.arrow.vector.compression.NoCompressionCodec.Factory.INSTANCE))
+                .as("the default answer's batches are compressed").isInstanceOf(Exception.class);
+    }
+
+    @Test
+    void acceptTsvAnswersAHeaderRowThenOneLinePerRow() throws Exception {
+        HttpResponse<byte[]> response = post("{\"name\": \"filter_series\", \"parameters\": {\"min\": \"7\"}}", "text/tab-separated-values");
+        assertThat(response.statusCode()).isEqualTo(200);
+        assertThat(response.headers().firstValue("Content-Type")).hasValue("text/tab-separated-values; charset=utf-8");
+        assertThat(new String(response.body(), java.nio.charset.StandardCharsets.UTF_8)).isEqualTo("v\n8\n9\n10\n");
     }
 
     @Test
