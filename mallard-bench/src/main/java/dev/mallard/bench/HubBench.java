@@ -147,14 +147,16 @@ final class HubBench implements Callable<Integer> {
                 result.put("client_failures", failures.get());
 
                 // Freshness: one event per batch; the time from the batch's commit (the runner's last_batch_at, taken after it)
-                // to the first HTTP answer that shows it, from a client asking back to back.
+                // to the first HTTP answer that shows it, from a client asking back to back on one session, with the bearer
+                // token of one login (a Basic request opens a session, a DuckDB connection, of its own each time).
+                String bearer = "Bearer " + login(http, started.httpPort());
                 List<Double> freshness = new ArrayList<>();
-                long seen = query(http, started.httpPort());
+                long seen = query(http, started.httpPort(), bearer);
                 for (int i = 0; i < commits; i++) {
                     Optional<Instant> before = hub.get().pipeline("hosted").lastBatchAt();
                     publish(kafka, topic, messages + i, 1);
                     while (true) {
-                        long n = query(http, started.httpPort());
+                        long n = query(http, started.httpPort(), bearer);
                         if (n > seen) {
                             seen = n;
                             break;
@@ -170,6 +172,7 @@ final class HubBench implements Callable<Integer> {
                 }
                 freshness.sort(Double::compare);
                 result.put("freshness_p50_ms", round(freshness.get(freshness.size() / 2)));
+                result.put("freshness_p99_ms", round(freshness.get((int) Math.min(freshness.size() - 1, Math.ceil(freshness.size() * 0.99) - 1))));
                 result.put("freshness_max_ms", round(freshness.getLast()));
             }
             result.put("cores", Runtime.getRuntime().availableProcessors());
@@ -180,7 +183,8 @@ final class HubBench implements Callable<Integer> {
         } else {
             result.fields().forEachRemaining(field -> System.out.printf("%-28s %s%n", field.getKey(), field.getValue()));
             System.out.printf("%-28s %s (limit >= %.1f)%n", "throughput ratio (cpu)", result.path("throughput_ratio_by_cpu"), THROUGHPUT_TARGET_RATIO);
-            System.out.printf("%-28s %s ms (limit <= %.0f)%n", "freshness p50", result.path("freshness_p50_ms"), FRESHNESS_TARGET_P50_MS);
+            System.out.printf("%-28s %s ms (limit <= %.0f), p99 %s ms%n", "freshness p50", result.path("freshness_p50_ms"), FRESHNESS_TARGET_P50_MS,
+                    result.path("freshness_p99_ms"));
         }
         return 0;
     }
@@ -234,10 +238,24 @@ final class HubBench implements Callable<Integer> {
     }
 
     private static long query(HttpClient http, int port) {
+        return query(http, port, "Basic " + Base64.getEncoder().encodeToString((USER + ":" + PASSWORD).getBytes(StandardCharsets.UTF_8)));
+    }
+
+    private static String login(HttpClient http, int port) throws Exception {
+        HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/login"))
+                .POST(HttpRequest.BodyPublishers.ofString("{\"username\":\"" + USER + "\",\"password\":\"" + PASSWORD + "\"}")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        if (response.statusCode() != 200) {
+            throw new IllegalStateException("login failed: " + response.statusCode() + " " + response.body());
+        }
+        return new com.fasterxml.jackson.databind.ObjectMapper().readTree(response.body()).path("accessToken").asText();
+    }
+
+    private static long query(HttpClient http, int port, String authorization) {
         try {
             HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/query?q="
                     + URLEncoder.encode(VIEW_SQL, StandardCharsets.UTF_8)))
-                    .header("Authorization", "Basic " + Base64.getEncoder().encodeToString((USER + ":" + PASSWORD).getBytes(StandardCharsets.UTF_8)))
+                    .header("Authorization", authorization)
                     .header("Accept", "application/jsonl").build(), HttpResponse.BodyHandlers.ofString());
             if (response.statusCode() != 200) {
                 return -1;

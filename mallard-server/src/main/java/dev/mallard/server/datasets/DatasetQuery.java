@@ -114,6 +114,18 @@ record DatasetQuery(ServeConfig.Dataset dataset, Optional<ServeConfig.Grain> gra
         return new DatasetQuery(dataset, Optional.of(grain), Optional.of(new Window(boundSince, boundUntil)), values);
     }
 
+    /**
+     * Whether resolving {@code query} reads the clock: a ranged dataset whose until the request leaves out and no
+     * default gives, so that it is now. Other requests resolve the same whenever they come.
+     */
+    static boolean readsClock(ServeConfig.Dataset dataset, Map<String, List<String>> query) {
+        if (dataset.range().isEmpty()) {
+            return false;
+        }
+        String until = dataset.range().get().until();
+        return !query.containsKey(until) && dataset.param(until).flatMap(ServeConfig.Param::defaultValue).isEmpty();
+    }
+
     /** The first multiple of {@code bucket} since the Unix epoch at or after {@code time}. */
     static Instant roundUp(Instant time, Duration bucket) {
         long width = bucket.toMillis();

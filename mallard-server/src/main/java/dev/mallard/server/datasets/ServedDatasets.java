@@ -101,13 +101,18 @@ public final class ServedDatasets implements AutoCloseable {
     private final MetricsRegistry metrics;
     private final Map<String, StatementParameters> converted = new ConcurrentHashMap<>();
     private final Map<String, ServeConfig.Dataset> byName = new java.util.HashMap<>();
+    /** Per dataset, requests resolved by their raw query text (only those whose resolution does not read the clock). */
+    private final Map<String, Map<String, DatasetQuery>> resolutions = new java.util.HashMap<>();
 
     ServedDatasets(ServeConfig.Settings settings, Supplier<Connection> connect, Admission admission, MetricsRegistry metrics, Clock clock) {
         this.settings = requireNonNull(settings, "settings is null");
         this.admission = requireNonNull(admission, "admission is null");
         this.metrics = requireNonNull(metrics, "metrics is null");
         this.clock = requireNonNull(clock, "clock is null");
-        settings.datasets().forEach(dataset -> byName.put(dataset.name(), dataset));
+        settings.datasets().forEach(dataset -> {
+            byName.put(dataset.name(), dataset);
+            resolutions.put(dataset.name(), new ConcurrentHashMap<>());
+        });
         this.connections = new ArrayBlockingQueue<>(CONNECTIONS);
         for (int i = 0; i < CONNECTIONS; i++) {
             connections.add(connect.get());
@@ -291,11 +296,7 @@ public final class ServedDatasets implements AutoCloseable {
             if (dataset == null) {
                 throw new MallardException(ErrorCode.USER_DATASET_NOT_FOUND, "no dataset is named " + name + "; GET /v1/datasets lists them");
             }
-            Map<String, List<String>> query = new LinkedHashMap<>();
-            for (String key : request.query().names()) {
-                query.put(key, request.query().all(key));
-            }
-            DatasetQuery resolved = DatasetQuery.resolve(dataset, query, clock.instant());
+            DatasetQuery resolved = resolve(dataset, request);
             StatementParameters parameters = parameters(caller.admit(resolved.sql()));
             List<Object> values = new ArrayList<>(parameters.names().size());
             for (String parameter : parameters.names()) {
@@ -332,6 +333,31 @@ public final class ServedDatasets implements AutoCloseable {
                         outcome == null ? "none" : outcome.label(), took / 1_000_000);
             }
         }
+    }
+
+    /**
+     * The request resolved: typed values, grain and window. A request whose resolution does not read the clock is
+     * remembered by its dataset and raw query text, so a repeated request (a dashboard's, a cache hit's) parses nothing.
+     */
+    private DatasetQuery resolve(ServeConfig.Dataset dataset, ServerRequest request) {
+        String raw = request.query().rawValue();
+        Map<String, DatasetQuery> known = resolutions.get(dataset.name());
+        DatasetQuery remembered = known.get(raw);
+        if (remembered != null) {
+            return remembered;
+        }
+        Map<String, List<String>> query = new LinkedHashMap<>();
+        for (String key : request.query().names()) {
+            query.put(key, request.query().all(key));
+        }
+        DatasetQuery resolved = DatasetQuery.resolve(dataset, query, clock.instant());
+        if (!DatasetQuery.readsClock(dataset, query)) {
+            if (known.size() >= CONVERTED_MAX) {
+                known.clear();
+            }
+            known.put(raw, resolved);
+        }
+        return resolved;
     }
 
     private StatementParameters parameters(String sql) {
