@@ -124,6 +124,24 @@ class FlightArrowProducerIT {
     }
 
     @Test
+    void aBatchLargerThanTheServersMaxPendingWriteIsRejectedAtOnceInsteadOfRetried() throws Exception {
+        try (MallardServer server = IngestServer.start(warehouse(), List.of("ingestion.max_pending_write=4000"), "events");
+                FlightArrowProducer producer = FlightArrowProducer.builder(Location.forGrpcInsecure("127.0.0.1", server.flightPort()), "events",
+                        HttpArrowProducerIT.ROWS).login(IngestServer.USER, IngestServer.PASSWORD)
+                        .options(ProducerOptions.builder().maxBatchRows(1_000).maxBatchDelay(Duration.ofMinutes(1)).initialBackoff(Duration.ofMillis(50))
+                                .build()).build()) {
+            for (long i = 0; i < 1_000; i++) {
+                producer.addRow(i, 0, "a batch of 1000 rows is far more than 4000 bytes");
+            }
+            assertThat(producer.flush(Duration.ofMinutes(1))).isTrue();
+            assertThat(producer.stats().batchesRejected()).isEqualTo(1);
+            assertThat(producer.stats().retries()).isZero();
+            assertThat(producer.stats().busyAnswers()).isZero();
+        }
+        assertThat(IngestServer.counts(warehouse(), "events")).containsExactly(0L, 0L, 0L);
+    }
+
+    @Test
     void batchesSpilledWhileNoFlightServerListensAreReplayedByTheNextProducerWithTheSameId() throws Exception {
         Path spill = root.resolve("spill");
         ProducerOptions options = ProducerOptions.builder().producerId("flight-spill").maxBatchRows(100).maxBatchDelay(Duration.ofMinutes(1)).spillDirectory(spill)

@@ -141,8 +141,8 @@ class HttpArrowProducerIT {
 
     @Test
     void producersPastTheServersMaxPendingWriteAreAnswered429AndRetriedUntilEveryRowLandsOnce() throws Exception {
-        // One byte of pending writes and batches held 300 ms before they are written: producers sending at once collide.
-        List<String> slow = List.of("ingestion.max_pending_write=1", "ingestion.queues.0.flush_interval_ms=300");
+        // Room for one batch of 100 rows (under 3 KB) but not two, each held 300 ms before it is written: producers sending at once collide.
+        List<String> slow = List.of("ingestion.max_pending_write=4000", "ingestion.queues.0.flush_interval_ms=300");
         try (MallardServer server = IngestServer.start(warehouse(), slow, "events")) {
             URI uri = URI.create("http://127.0.0.1:" + server.httpPort());
             int producers = 3;
@@ -254,6 +254,24 @@ class HttpArrowProducerIT {
             }
             assertThat(IngestServer.counts(warehouse(), "events")).containsExactly(300L, 300L, 44_850L);
             assertThat(IngestServer.query(warehouse(), "events", "SELECT count(DISTINCT thread) FROM rows").get(0).get(0)).isEqualTo(3L);
+        }
+    }
+
+    @Test
+    void aBatchLargerThanTheServersMaxPendingWriteIsRejectedAtOnceInsteadOfRetried() throws Exception {
+        try (MallardServer server = IngestServer.start(warehouse(), List.of("ingestion.max_pending_write=4000"), "events")) {
+            URI uri = URI.create("http://127.0.0.1:" + server.httpPort());
+            try (HttpArrowProducer producer = HttpArrowProducer.builder(uri, "events", ROWS).login(IngestServer.USER, IngestServer.PASSWORD)
+                    .options(quick().maxBatchRows(1_000).maxBatchDelay(Duration.ofMinutes(1)).build()).build()) {
+                for (long i = 0; i < 1_000; i++) {
+                    producer.addRow(i, 0, "a batch of 1000 rows is far more than 4000 bytes");
+                }
+                assertThat(producer.flush(Duration.ofMinutes(1))).isTrue();
+                assertThat(producer.stats().batchesRejected()).isEqualTo(1);
+                assertThat(producer.stats().retries()).isZero();
+                assertThat(producer.stats().busyAnswers()).isZero();
+            }
+            assertThat(IngestServer.counts(warehouse(), "events")).containsExactly(0L, 0L, 0L);
         }
     }
 

@@ -153,6 +153,7 @@ public final class MallardServer implements AutoCloseable {
                     config.fetchSize(), config.queryTimeoutSeconds(), audit, planner, config.plan().dataProcessorLocations(),
                     Optional.of(ingestion));
             flight = FlightSqlEndpoint.start(config.host(), config.flightPort(), config.tls(), producer, users, tokens, sessions, engine.allocator(), metrics);
+            ingestion.serveOtlp(config.host());
             Optional<dev.mallard.server.datasets.ServedDatasets> datasets = config.namedData().serve().map(serve ->
                     dev.mallard.server.datasets.ServedDatasets.inServer(serve, engine::newSession, tokens, open, policy, registry));
             Optional<dev.mallard.server.namedquery.NamedQueries> namedQueries = config.namedData().namedQueryTable().map(table ->
@@ -248,6 +249,11 @@ public final class MallardServer implements AutoCloseable {
 
     public int httpPort() {
         return http.port();
+    }
+
+    /** The OTLP receiver's gRPC port, when ingestion.otlp configures one. */
+    public java.util.OptionalInt otlpPort() {
+        return ingestion.otlpPort();
     }
 
     /** A new connection to the served database, outside any client session (benchmarks, tests). */

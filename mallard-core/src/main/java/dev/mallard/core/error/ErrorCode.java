@@ -97,6 +97,8 @@ public enum ErrorCode {
             "A dataset request names a grain the dataset does not declare, or none where the dataset has grains and no range to choose one by."),
     USER_INGEST_BATCH_INVALID("user.ingest.batch_invalid", ExitCode.USER_FAULT,
             "An ingested body is not an Arrow IPC stream DuckDB can write to the queue (malformed, or columns the queue's transformation, partition or sort order do not find)."),
+    USER_INGEST_BATCH_TOO_LARGE("user.ingest.batch_too_large", ExitCode.USER_FAULT,
+            "An ingested batch is larger than ingestion.max_pending_write, so it can never be taken; send it in smaller batches or raise the bound (HTTP 413, Flight INVALID_ARGUMENT; not worth retrying)."),
     USER_INGEST_CONTENT_TYPE("user.ingest.content_type", ExitCode.USER_FAULT,
             "A POST /v1/ingest body is not Content-Type application/vnd.apache.arrow.stream; the server answers 415."),
     USER_INGEST_PATH_INVALID("user.ingest.path_invalid", ExitCode.USER_FAULT,

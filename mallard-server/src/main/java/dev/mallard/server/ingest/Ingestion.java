@@ -105,6 +105,7 @@ public final class Ingestion implements AutoCloseable {
     private final Map<String, io.micrometer.core.instrument.Counter> refusals = new ConcurrentHashMap<>();
     private volatile boolean closed;
     private volatile java.util.function.LongConsumer tableWritten = rows -> {};
+    private volatile OtlpReceiver otlp;
 
     private Ingestion(IngestionConfig config, Path warehouse, Supplier<DuckDBConnection> connections, BufferAllocator allocator, TokenService tokens,
             List<UserAccount> users, AccessMode mode, Clock clock) {
@@ -260,17 +261,75 @@ public final class Ingestion implements AutoCloseable {
         pending.addAndGet(-bytes);
     }
 
-    /** Takes {@code bytes} of the pending budget, or refuses: never past {@code max_pending_write} unless nothing else is pending. */
-    private void reserve(long bytes) {
+    /**
+     * Takes {@code bytes} more of the pending budget for a batch that holds {@code batchBytes} already. A batch that
+     * outgrows {@code max_pending_write} can never be taken, so it is refused for good (413 / INVALID_ARGUMENT); one
+     * that fits but not now, behind the others pending, is refused for a while (429 / RESOURCE_EXHAUSTED).
+     */
+    private void reserve(long bytes, long batchBytes) {
+        long bound = config.maxPendingWrite();
+        if (batchBytes + bytes > bound) {
+            throw tooLarge(batchBytes + bytes);
+        }
         while (true) {
             long now = pending.get();
-            if (now > 0 && now + bytes > config.maxPendingWrite()) {
+            if (now + bytes > bound) {
                 throw new MallardException(ErrorCode.USER_INGEST_PENDING_WRITE_EXCEEDED, "the server holds " + now + " bytes not yet written, past "
-                        + "ingestion.max_pending_write " + config.maxPendingWrite() + "; retry after " + RETRY_AFTER_SECONDS + "s");
+                        + "ingestion.max_pending_write " + bound + "; retry after " + RETRY_AFTER_SECONDS + "s");
             }
             if (pending.compareAndSet(now, now + bytes)) {
                 return;
             }
+        }
+    }
+
+    private MallardException tooLarge(long atLeast) {
+        return new MallardException(ErrorCode.USER_INGEST_BATCH_TOO_LARGE, "the batch has at least " + atLeast + " bytes, more than "
+                + "ingestion.max_pending_write " + config.maxPendingWrite() + " the server can ever hold; send it in smaller batches"
+                + " (or raise max_pending_write); retrying it will not help");
+    }
+
+    // ---- OTLP ----
+
+    /** Starts the OTLP receiver on {@code host} when the configuration has one ({@code ingestion.otlp}). */
+    public void serveOtlp(String host) {
+        requireNonNull(host, "host is null");
+        if (config.otlp().isEmpty() || otlp != null) {
+            return;
+        }
+        otlp = OtlpReceiver.start(config.otlp().get(), new OtlpReceiver.Sink() {
+            @Override
+            public AccessToken verify(String bearer) {
+                return tokens.verify(bearer);
+            }
+
+            @Override
+            public long write(AccessToken token, String queue, byte[] batch) throws IOException {
+                return written(token, queue, batch);
+            }
+        }, allocator, host);
+    }
+
+    /** The OTLP receiver's gRPC port, when it runs. */
+    public java.util.OptionalInt otlpPort() {
+        OtlpReceiver receiver = otlp;
+        return receiver == null ? java.util.OptionalInt.empty() : java.util.OptionalInt.of(receiver.port());
+    }
+
+    /** A batch the server built (an OTLP export): checked, spooled, committed and acknowledged as a /v1/ingest body is. */
+    private long written(AccessToken token, String name, byte[] batch) throws IOException {
+        long started = System.nanoTime();
+        try {
+            IngestionConfig.Queue queue = queue(name);
+            authorize(token, queue.name());
+            QueueWriter writer = writer(queue);
+            Options none = new Options(Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty());
+            long rows = await(writer.submit(spool(queue, new java.io.ByteArrayInputStream(batch), none, "", -1))).rows();
+            timed(started);
+            return rows;
+        } catch (MallardException e) {
+            refused(e.errorCode().code());
+            throw e;
         }
     }
 
@@ -306,6 +365,10 @@ public final class Ingestion implements AutoCloseable {
                 // A re-sent batch: acknowledged again, written once.
                 response.header(HeaderNames.create("x-dd-duplicate"), "true").status(Status.OK_200).send();
                 return;
+            }
+            long declared = request.headers().contentLength().orElse(-1);
+            if (declared > config.maxPendingWrite() && request.headers().first(HeaderNames.CONTENT_ENCODING).isEmpty()) {
+                throw tooLarge(declared);
             }
             try (InputStream body = request.content().inputStream()) {
                 batch = spool(queue, decoded(body), options, producer, batchId);
@@ -394,7 +457,7 @@ public final class Ingestion implements AutoCloseable {
             byte[] buffer = new byte[CHUNK];
             int read;
             while ((read = body.read(buffer)) >= 0) {
-                reserve(read);
+                reserve(read, bytes);
                 bytes += read;
                 out.write(buffer, 0, read);
             }
@@ -575,14 +638,14 @@ public final class Ingestion implements AutoCloseable {
                     while (stream.next()) {
                         writer.writeBatch();
                         long size = Files.size(file);
-                        reserve(Math.max(0, size - reserved));
+                        reserve(Math.max(0, size - reserved), reserved);
                         reserved = Math.max(reserved, size);
                     }
                     writer.end();
                 }
             }
             long size = Files.size(file);
-            reserve(Math.max(0, size - reserved));
+            reserve(Math.max(0, size - reserved), reserved);
             reserved = Math.max(reserved, size);
             kept = true;
             return new IngestionWriter.Received(file, producer, batchId, reserved, options.shape(queue));
@@ -605,9 +668,16 @@ public final class Ingestion implements AutoCloseable {
                 case USER_ACCESS_DENIED -> CallStatus.UNAUTHORIZED;
                 case USER_INGEST_QUEUE_NOT_FOUND -> CallStatus.NOT_FOUND;
                 case USER_INGEST_PENDING_WRITE_EXCEEDED -> CallStatus.RESOURCE_EXHAUSTED;
+                case USER_INGEST_BATCH_TOO_LARGE -> CallStatus.INVALID_ARGUMENT;
                 default -> mallard.errorCode().errorClass().equals("user") ? CallStatus.INVALID_ARGUMENT : CallStatus.INTERNAL;
             };
-            return status.withDescription(mallard.errorCode().code() + ": " + mallard.getMessage()).withCause(mallard).toRuntimeException();
+            status = status.withDescription(mallard.errorCode().code() + ": " + mallard.getMessage()).withCause(mallard);
+            if (mallard.errorCode() == ErrorCode.USER_INGEST_PENDING_WRITE_EXCEEDED) {
+                org.apache.arrow.flight.ErrorFlightMetadata metadata = new org.apache.arrow.flight.ErrorFlightMetadata();
+                metadata.insert("retry-after", String.valueOf(RETRY_AFTER_SECONDS));
+                status = status.withMetadata(metadata);
+            }
+            return status.toRuntimeException();
         }
         LOG.error("ingestion put failed", e);
         refused(ErrorCode.SYSTEM_INTERNAL.code());
@@ -642,6 +712,10 @@ public final class Ingestion implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
+        OtlpReceiver receiver = otlp;
+        if (receiver != null) {
+            receiver.close();
+        }
         for (QueueWriter writer : writers.values()) {
             try {
                 writer.close();

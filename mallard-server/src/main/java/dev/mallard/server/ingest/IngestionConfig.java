@@ -25,8 +25,10 @@ import java.util.regex.Pattern;
  * @param tempWriteLocation where batches are received and files staged before their atomic rename, relative to the
  *     warehouse unless absolute; it must be on the warehouse's file system
  * @param maxPendingWrite the bytes received but not yet written the server holds at most; past it ingestion answers 429
+ * @param otlp the OTLP receiver (gRPC), when the configuration has an {@code otlp} block
  */
-public record IngestionConfig(List<Queue> queues, Optional<String> anyQueuePath, Optional<String> tempWriteLocation, long maxPendingWrite) {
+public record IngestionConfig(List<Queue> queues, Optional<String> anyQueuePath, Optional<String> tempWriteLocation, long maxPendingWrite,
+        Optional<Otlp> otlp) {
     public static final long DEFAULT_MAX_PENDING_WRITE = 256L << 20;
     public static final long DEFAULT_TARGET_FILE_SIZE = 128L << 20;
     public static final String DEFAULT_TEMP_WRITE_LOCATION = ".mallard-ingest/tmp";
@@ -36,7 +38,18 @@ public record IngestionConfig(List<Queue> queues, Optional<String> anyQueuePath,
     static final Pattern QUEUE_NAME = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}");
     private static final Set<String> FORMATS = Set.of("parquet", "csv", "json");
 
+    /** Without an OTLP receiver. */
+    public IngestionConfig(List<Queue> queues, Optional<String> anyQueuePath, Optional<String> tempWriteLocation, long maxPendingWrite) {
+        this(queues, anyQueuePath, tempWriteLocation, maxPendingWrite, Optional.empty());
+    }
+
+    /** This configuration with the OTLP receiver {@code otlp}. */
+    public IngestionConfig withOtlp(Otlp otlp) {
+        return new IngestionConfig(queues, anyQueuePath, tempWriteLocation, maxPendingWrite, Optional.of(otlp));
+    }
+
     public IngestionConfig {
+        requireNonNull(otlp, "otlp is null");
         queues = List.copyOf(queues);
         requireNonNull(anyQueuePath, "anyQueuePath is null");
         requireNonNull(tempWriteLocation, "tempWriteLocation is null");
@@ -131,6 +144,33 @@ public record IngestionConfig(List<Queue> queues, Optional<String> anyQueuePath,
     }
 
     /**
+     * The OTLP receiver: a gRPC listener for OpenTelemetry's logs, traces and metrics export services, each request
+     * written as one batch into an ingestion queue.
+     *
+     * @param port the gRPC port (0: any free one)
+     * @param logsQueue the queue of a logs export whose token names no queue in its {@code x-dd-ingestion-queue} claim
+     * @param tracesQueue the same for traces
+     * @param metricsQueue the same for metrics
+     * @param maxMessageBytes the largest export request taken (gRPC's inbound message limit)
+     */
+    public record Otlp(int port, Optional<String> logsQueue, Optional<String> tracesQueue, Optional<String> metricsQueue, int maxMessageBytes) {
+        public static final int DEFAULT_PORT = 4317;
+        public static final int DEFAULT_MAX_MESSAGE_BYTES = 16 << 20;
+
+        public Otlp {
+            requireNonNull(logsQueue, "logsQueue is null");
+            requireNonNull(tracesQueue, "tracesQueue is null");
+            requireNonNull(metricsQueue, "metricsQueue is null");
+            if (port < 0 || port > 65_535) {
+                throw new MallardException(ErrorCode.USER_CONFIG_INVALID, "ingestion.otlp.port must be a port (0-65535), not " + port);
+            }
+            if (maxMessageBytes <= 0) {
+                throw new MallardException(ErrorCode.USER_CONFIG_INVALID, "ingestion.otlp.max_message_bytes must be positive, not " + maxMessageBytes);
+            }
+        }
+    }
+
+    /**
      * A queue's watermark table: one row per written batch (per group), with the batch's producer, batch id, row
      * count and the least and greatest value of its timestamp column.
      *
@@ -182,8 +222,14 @@ public record IngestionConfig(List<Queue> queues, Optional<String> anyQueuePath,
                     queue.path("target_file_size").asLong(DEFAULT_TARGET_FILE_SIZE), Duration.ofMillis(queue.path("flush_interval_ms").asLong(0)),
                     variables, watermark, text(queue, "table")));
         }
+        Optional<Otlp> otlp = Optional.empty();
+        JsonNode receiver = node.path("otlp");
+        if (receiver.isObject()) {
+            otlp = Optional.of(new Otlp(receiver.path("port").asInt(Otlp.DEFAULT_PORT), text(receiver, "logs_queue"), text(receiver, "traces_queue"),
+                    text(receiver, "metrics_queue"), receiver.path("max_message_bytes").asInt(Otlp.DEFAULT_MAX_MESSAGE_BYTES)));
+        }
         return new IngestionConfig(queues, text(node, "any_queue_path"), text(node, "temp_write_location"),
-                node.path("max_pending_write").asLong(DEFAULT_MAX_PENDING_WRITE));
+                node.path("max_pending_write").asLong(DEFAULT_MAX_PENDING_WRITE), otlp);
     }
 
     private static Optional<String> text(JsonNode node, String key) {

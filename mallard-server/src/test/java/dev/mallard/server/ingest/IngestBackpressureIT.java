@@ -117,7 +117,7 @@ class IngestBackpressureIT {
     }
 
     @Test
-    void flightPutsPastTheBoundAreResourceExhausted() throws Exception {
+    void flightPutsPastTheBoundAreResourceExhaustedWithRetryAfter() throws Exception {
         AtomicInteger exhausted = new AtomicInteger();
         AtomicLong acknowledged = new AtomicLong();
         try (BufferAllocator allocator = new RootAllocator();
@@ -140,6 +140,7 @@ class IngestBackpressureIT {
                                     acknowledged.addAndGet(sql.executeIngest(batch, options, bearer));
                                 } catch (FlightRuntimeException e) {
                                     assertThat(e.status().code()).as(e.getMessage()).isEqualTo(FlightStatusCode.RESOURCE_EXHAUSTED);
+                                    assertThat(e.status().metadata().get("retry-after")).isEqualTo(String.valueOf(Ingestion.RETRY_AFTER_SECONDS));
                                     exhausted.incrementAndGet();
                                 }
                             }
@@ -159,6 +160,47 @@ class IngestBackpressureIT {
                 ResultSet rs = statement.executeQuery("SELECT count(*) FROM events")) {
             rs.next();
             assertThat(rs.getLong(1)).isEqualTo(acknowledged.get());
+        }
+    }
+
+    @Test
+    void anHttpBatchLargerThanMaxPendingWriteIsRefused413ForGoodPlainOrGzipped() throws Exception {
+        String token = login(server.httpPort());
+        byte[] body = batch("big", 0, 3 * ROWS);
+        java.io.ByteArrayOutputStream zipped = new java.io.ByteArrayOutputStream();
+        try (java.util.zip.GZIPOutputStream gzip = new java.util.zip.GZIPOutputStream(zipped)) {
+            gzip.write(body);
+        }
+        List<HttpResponse<String>> answers = List.of(
+                post(server.httpPort(), "?ingestion_queue=events", Optional.of(token), Ingestion.ARROW_STREAM, body),
+                post(server.httpPort(), "?ingestion_queue=events", Optional.of(token), Ingestion.ARROW_STREAM, zipped.toByteArray(),
+                        "Content-Encoding", "gzip"));
+        for (HttpResponse<String> answer : answers) {
+            assertThat(answer.statusCode()).as(answer.body()).isEqualTo(413);
+            assertThat(answer.headers().firstValue("Retry-After")).isEmpty();
+            assertThat(IngestFixtures.JSON.readTree(answer.body()).path("error").path("code").asText()).isEqualTo("user.ingest.batch_too_large");
+            assertThat(answer.body()).contains("max_pending_write");
+        }
+        // A batch that fits is taken at once by the idle server.
+        assertThat(post(server.httpPort(), "?ingestion_queue=events", Optional.of(token), Ingestion.ARROW_STREAM, batch("small", 0, ROWS))
+                .statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void aFlightBatchLargerThanMaxPendingWriteIsInvalidArgumentForGood() throws Exception {
+        try (BufferAllocator allocator = new RootAllocator();
+                FlightClient flight = FlightClient.builder(allocator, Location.forGrpcInsecure("127.0.0.1", server.flightPort())).build();
+                VectorSchemaRoot big = VectorSchemaRoot.create(IngestFixtures.SCHEMA, allocator)) {
+            CredentialCallOption bearer = flight.authenticateBasicToken(IngestFixtures.USER, IngestFixtures.PASSWORD).orElseThrow();
+            FlightSqlClient sql = new FlightSqlClient(flight);
+            IngestFixtures.fill(big, "big", 0, 3 * ROWS);
+            ExecuteIngestOptions options = new ExecuteIngestOptions("", TableDefinitionOptions.getDefaultInstance(), null, null,
+                    Map.of("ingestion_queue", "events"));
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> sql.executeIngest(big, options, bearer))
+                    .isInstanceOfSatisfying(FlightRuntimeException.class, e -> {
+                        assertThat(e.status().code()).isEqualTo(FlightStatusCode.INVALID_ARGUMENT);
+                        assertThat(e.status().description()).startsWith("user.ingest.batch_too_large");
+                    });
         }
     }
 }
