@@ -77,6 +77,20 @@ class IngestionConfigTest {
     }
 
     @Test
+    void theOtlpExampleInTheIngestionDocsReads() throws Exception {
+        String doc = Files.readString(Path.of("..", "docs", "ingestion.md"));
+        int start = doc.indexOf("```yaml\n", doc.indexOf("## OTLP")) + "```yaml\n".length();
+        Path file = dir.resolve("otlp.yml");
+        Files.writeString(file, doc.substring(start, doc.indexOf("```", start)));
+
+        IngestionConfig ingestion = reader.read(Optional.of(file), List.of()).ingestion();
+
+        assertThat(ingestion.otlp()).contains(new IngestionConfig.Otlp(4317, Optional.of("otel_logs"), Optional.of("otel_spans"),
+                Optional.of("otel_metrics"), 16 << 20));
+        assertThat(ingestion.queues()).extracting(IngestionConfig.Queue::name).containsExactly("otel_logs", "otel_spans", "otel_metrics");
+    }
+
+    @Test
     void dazzleDucksIngestionKeysMapOntoQueues() {
         ServerConfig config = reader.read(Optional.empty(), List.of("dazzleduck_server.users=[{username=ada,password=pw}]",
                 "dazzleduck_server.warehouse=" + dir.resolve("wh"),
