@@ -75,7 +75,8 @@ final class IngestBench implements Callable<Integer> {
     @Option(names = "--json", description = "Print one JSON object instead of a table.")
     boolean json;
 
-    private record Run(double rowsPerSecond, double p99Millis, long batches) {}
+    /** @param cpuNanosPerRow this process's CPU time (server and producers, every thread) per row sent, -1 if unknown */
+    private record Run(double rowsPerSecond, double p99Millis, long batches, double cpuNanosPerRow) {}
 
     @Override
     public Integer call() throws Exception {
@@ -91,7 +92,8 @@ final class IngestBench implements Callable<Integer> {
         long streamRows = batches * batchRows;
         try (MallardServer server = MallardServer.start(config); BufferAllocator allocator = new RootAllocator()) {
             List<byte[]> encoded = encode(server, allocator);
-            double duckdb = duckdbCopy(server, warehouse.resolve("reference.parquet"), streamRows);
+            double[] duckdbCpu = new double[1];
+            double duckdb = duckdbCopy(server, warehouse.resolve("reference.parquet"), streamRows, duckdbCpu);
             String token = login(server.httpPort());
             Run http1 = http(server.httpPort(), token, encoded, batches, 1, "h1");
             Run httpN = http(server.httpPort(), token, encoded, batches, producers, "hn");
@@ -111,6 +113,7 @@ final class IngestBench implements Callable<Integer> {
             result.put("batch_rows", batchRows);
             result.put("producers", producers);
             result.put("duckdb_copy_rows_per_s", Math.round(duckdb));
+            result.put("duckdb_copy_cpu_ns_per_row", Math.round(duckdbCpu[0]));
             put(result, "http_1", http1, duckdb);
             put(result, "http_" + producers, httpN, duckdb);
             put(result, "doput_1", flight1, duckdb);
@@ -133,6 +136,7 @@ final class IngestBench implements Callable<Integer> {
         result.put(name + "_rows_per_s", Math.round(run.rowsPerSecond()));
         result.put(name + "_ratio", Math.round(run.rowsPerSecond() / duckdb * 100) / 100.0);
         result.put(name + "_p99_ack_ms", Math.round(run.p99Millis() * 10) / 10.0);
+        result.put(name + "_cpu_ns_per_row", Math.round(run.cpuNanosPerRow()));
     }
 
     /** The batches as Arrow IPC streams, from DuckDB's export of the {@code bench server} table's rows. */
@@ -157,16 +161,19 @@ final class IngestBench implements Callable<Integer> {
     }
 
     /** DuckDB's own COPY of the same rows (a table of them) to one Parquet file, fsynced as ingestion's are: rows/s. */
-    private double duckdbCopy(MallardServer server, Path file, long streamRows) throws Exception {
+    private double duckdbCopy(MallardServer server, Path file, long streamRows, double[] cpuNanosPerRow) throws Exception {
         try (Connection connection = server.engineSession(); Statement statement = connection.createStatement()) {
             statement.execute("CREATE TEMP TABLE reference AS SELECT range AS id, random() AS x, 'name-' || (range % 1000) AS s,"
                     + " TIMESTAMP '2024-01-01' + to_seconds(range) AS ts FROM range(" + streamRows + ")");
             long started = System.nanoTime();
+            long cpu = ProcessCpu.selfNanos();
             statement.execute("COPY reference TO '" + file + "' (FORMAT parquet)");
             try (var channel = java.nio.channels.FileChannel.open(file, java.nio.file.StandardOpenOption.READ)) {
                 channel.force(true);
             }
             double seconds = (System.nanoTime() - started) / 1e9;
+            long used = ProcessCpu.between(cpu, ProcessCpu.selfNanos());
+            cpuNanosPerRow[0] = used < 0 ? -1 : used / (double) streamRows;
             statement.execute("DROP TABLE reference");
             return streamRows / seconds;
         }
@@ -214,6 +221,7 @@ final class IngestBench implements Callable<Integer> {
         AtomicInteger next = new AtomicInteger();
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         long started = System.nanoTime();
+        long cpu = ProcessCpu.selfNanos();
         try {
             List<Future<?>> futures = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
@@ -235,10 +243,12 @@ final class IngestBench implements Callable<Integer> {
             pool.shutdownNow();
         }
         double seconds = (System.nanoTime() - started) / 1e9;
+        long used = ProcessCpu.between(cpu, ProcessCpu.selfNanos());
         List<Long> sorted = new ArrayList<>(latencies);
         Collections.sort(sorted);
         double p99 = sorted.isEmpty() ? 0 : sorted.get(Math.min(sorted.size() - 1, (int) Math.ceil(sorted.size() * 0.99) - 1)) / 1e6;
-        return new Run(batches * (double) batchRows / seconds, p99, batches);
+        double rowsSent = batches * (double) batchRows;
+        return new Run(rowsSent / seconds, p99, batches, used < 0 ? -1 : used / rowsSent);
     }
 
     private static long count(MallardServer server, String sql) throws Exception {
