@@ -38,17 +38,28 @@ final class ParquetSplits {
     }
 
     /**
-     * @param splitSize the bytes a split reads at most before the next starts (a split holds at least one file, as DazzleDuck's)
+     * @param splitSize the bytes a split reads at most before the next starts (a split holds at least one file, as DazzleDuck's);
+     *     0 or less for one split, the whole query (its {@code read_delta} call, if any, read as the table's live files)
      */
     static List<Planned> plan(Connection connection, String sql, long splitSize) throws SQLException {
         requireNonNull(sql, "sql is null");
         JsonNode parsed = serialize(connection, sql);
+        Optional<DeltaCall.Expanded> delta = DeltaCall.expand(connection, parsed);
+        if (delta.isPresent()) {
+            sql = delta.get().sql();
+            parsed = serialize(connection, sql);
+            if (splitSize <= 0) {
+                return List.of(new Planned(sql, -1, List.of()));
+            }
+        } else if (splitSize <= 0) {
+            return List.of(new Planned(sql, -1, List.of()));
+        }
         Optional<ParquetQuery> query = parsed.path("error").asBoolean(true) || parsed.path("statements").size() != 1
                 ? Optional.empty() : ParquetQuery.of(parsed.path("statements").get(0), new FunctionKinds(connection));
         if (query.isEmpty()) {
             return List.of(new Planned(sql, -1, List.of()));
         }
-        List<DataFile> files = query.get().files(connection);
+        List<DataFile> files = delta.isPresent() ? delta.get().files() : query.get().files(connection);
         if (files.isEmpty()) {
             // DuckDB answers such a query with its own error; the whole query keeps that answer.
             return List.of(new Planned(sql, -1, List.of()));

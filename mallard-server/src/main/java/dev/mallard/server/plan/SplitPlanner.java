@@ -82,7 +82,8 @@ public final class SplitPlanner {
 
     /**
      * Plans {@code sql} for the session: refused as running it would be ({@code policy.check(session, session.admit(sql))}),
-     * then split over its Parquet files when {@code splitSize > 0} and the query splits (else one split, the query).
+     * then split over its Parquet files when {@code splitSize > 0} and the query splits (else one split, the query, a
+     * {@code read_delta} call in it read as the Delta table's live files).
      */
     public List<Split> plan(Session session, AccessPolicy policy, String sql, long splitSize) {
         requireNonNull(session, "session is null");
@@ -96,9 +97,6 @@ public final class SplitPlanner {
         dev.mallard.core.sql.ClassifiedStatement first = checked.classification().statements().getFirst();
         if (first.kind() == dev.mallard.core.sql.StatementKind.UNPARSED) {
             throw new MallardException(ErrorCode.USER_SQL_INVALID, first.problem().orElse("the query does not parse"));
-        }
-        if (splitSize <= 0) {
-            return List.of(split(sql, -1));
         }
         List<ParquetSplits.Planned> planned = session.sql(connection -> ParquetSplits.plan(connection, sql, splitSize));
         return planned.stream().map(split -> split(split.sql(), split.size())).toList();
