@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.google.protobuf.Any;
 import com.google.protobuf.ByteString;
 import dev.mallard.server.config.AccessMode;
+import dev.mallard.server.plan.DeltaTables;
 import dev.mallard.server.plan.HiveTables;
 import dev.mallard.server.plan.PlanConfig;
 import java.net.URI;
@@ -164,6 +165,53 @@ class SplitPlanningIT {
         union.addAll(flightClient.get());
         Collections.sort(union);
         assertThat(union).hasSize(full.size()).isEqualTo(full);
+    }
+
+    @Test
+    void aDeltaTablesSplitsReadInParallelFromTwoClientsGiveExactlyItsLiveRowsAndAPredicatePrunesThem() throws Exception {
+        Path table;
+        try (Connection duckdb = DriverManager.getConnection("jdbc:duckdb:")) {
+            table = DeltaTables.example(duckdb, root.resolve("warehouse"));
+        }
+        String query = "SELECT concat_ws(chr(9), key, value, dt, p) AS r FROM read_delta('" + table + "')";
+        JsonNode plan = plan(query, Optional.of("1"));
+        assertThat(plan).hasSize(5);
+        List<String> overHttp = new ArrayList<>();
+        List<String> overFlight = new ArrayList<>();
+        for (int i = 0; i < plan.size(); i++) {
+            (i % 2 == 0 ? overHttp : overFlight).add(plan.get(i).path("descriptor").path("statementHandle").toString());
+        }
+        CompletableFuture<List<String>> httpClient = CompletableFuture.supplyAsync(() -> {
+            List<String> rows = new ArrayList<>();
+            for (String descriptor : overHttp) {
+                try {
+                    rows.addAll(httpRows(JSON.readTree(descriptor).path("query").asText()));
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+            return rows;
+        });
+        CompletableFuture<List<String>> flightClient = CompletableFuture.supplyAsync(() -> {
+            List<String> rows = new ArrayList<>();
+            overFlight.forEach(descriptor -> rows.addAll(flightRows(ticket(descriptor))));
+            return rows;
+        });
+        List<String> union = new ArrayList<>(httpClient.get());
+        union.addAll(flightClient.get());
+        Collections.sort(union);
+        assertThat(union).isEqualTo(DeltaTables.exampleRows());
+        JsonNode whole = plan(query, Optional.empty());
+        assertThat(whole).hasSize(1);
+        assertThat(httpRows(whole.get(0).path("descriptor").path("statementHandle").path("query").asText())).isEqualTo(DeltaTables.exampleRows());
+        assertThat(plan(query + " WHERE dt = '2025-01-01'", Optional.of("1"))).hasSize(2);
+        HttpResponse<String> refused = planResponse("SELECT * FROM read_delta('" + root.resolve("warehouse/not-a-table") + "')", Optional.of("1"));
+        assertThat(refused.statusCode()).isEqualTo(400);
+        assertThat(JSON.readTree(refused.body()).path("error").path("code").asText()).isEqualTo("user.delta.log_invalid");
+        // The log is read through DuckDB, so the server's file access rules keep a table outside them unread.
+        HttpResponse<String> outside = planResponse("SELECT * FROM read_delta('" + root.resolve("elsewhere") + "')", Optional.of("1"));
+        assertThat(outside.statusCode()).isEqualTo(400);
+        assertThat(outside.body()).contains("Permission Error");
     }
 
     @Test

@@ -28,7 +28,7 @@ import java.util.regex.Pattern;
  * A Delta Lake table's live files, read from its transaction log ({@code _delta_log/}): the newest checkpoint
  * ({@code _last_checkpoint}, else the newest complete one listed; its Parquet read with DuckDB) and the JSON commits
  * after it, applied in order ({@code add} and {@code remove} by path; the last {@code protocol} and {@code metaData}).
- * Everything is read through the session's DuckDB connection ({@code glob}, {@code read_text}, {@code read_parquet}),
+ * Everything is read through the session's DuckDB connection ({@code read_blob}, {@code read_text}, {@code read_parquet}),
  * so the server's file access rules apply to the log as to the data. What this reader cannot read exactly is refused
  * (fail closed): a reader protocol or feature it does not implement (column mapping, deletion vectors, v2
  * checkpoints, ...), a partition column type it cannot name in DuckDB, a file whose directories do not carry its
@@ -70,9 +70,9 @@ final class DeltaLog {
         Map<Long, Map<Integer, String>> checkpointParts = new HashMap<>();
         Map<Long, Integer> checkpointCounts = new HashMap<>();
         boolean lastCheckpoint = false;
-        try (PreparedStatement glob = connection.prepareStatement("SELECT file FROM glob(?)")) {
-            glob.setString(1, log + "*");
-            try (ResultSet rs = glob.executeQuery()) {
+        // Listed as the Parquet planning lists files (read_blob, names only), which the server's file access rules admit.
+        try (PreparedStatement list = connection.prepareStatement("SELECT filename FROM read_blob(" + ParquetSplits.literal(log + "*") + ")")) {
+            try (ResultSet rs = list.executeQuery()) {
                 while (rs.next()) {
                     String file = rs.getString(1);
                     String name = file.substring(file.lastIndexOf('/') + 1);
@@ -285,8 +285,7 @@ final class DeltaLog {
     }
 
     private static String text(Connection connection, String file) throws SQLException {
-        try (PreparedStatement read = connection.prepareStatement("SELECT content FROM read_text(?)")) {
-            read.setString(1, file);
+        try (PreparedStatement read = connection.prepareStatement("SELECT content FROM read_text(" + ParquetSplits.literal(file) + ")")) {
             try (ResultSet rs = read.executeQuery()) {
                 return rs.next() ? rs.getString(1) : "";
             }
