@@ -21,14 +21,44 @@ public record PipelineConfig(List<Command> commands, List<TableSql> tables, Pipe
     /** SQL run once before the pipeline. {@code path} locates it in the file, for errors. */
     public record Command(String name, String sql, String path) {}
 
-    /** @param window present when the table is a tumbling window ({@code tables.sql[].window}) */
-    public record TableSql(String name, String sql, String path, Optional<WindowConfig> window) {
+    /**
+     * @param window present when the table is a tumbling window on event time ({@code tables.sql[].window})
+     * @param polled present when the table is managed as SQLFlow declares a tumbling window ({@code tables.sql[].manager})
+     */
+    public record TableSql(String name, String sql, String path, Optional<WindowConfig> window, Optional<PolledWindowConfig> polled) {
         public TableSql {
             requireNonNull(window, "window is null");
+            requireNonNull(polled, "polled is null");
+        }
+
+        public TableSql(String name, String sql, String path, Optional<WindowConfig> window) {
+            this(name, sql, path, window, Optional.empty());
         }
 
         public TableSql(String name, String sql, String path) {
             this(name, sql, path, Optional.empty());
+        }
+    }
+
+    /**
+     * SQLFlow's tumbling window ({@code tables.sql[].manager.tumbling_window} and {@code manager.sink}): every
+     * {@code pollIntervalSeconds} of wall clock, the rows {@code collectSql} selects go to the sink, then
+     * {@code deleteSql} runs.
+     *
+     * @param path where the block is in the file, for errors ({@code tables.sql[0].manager})
+     */
+    public record PolledWindowConfig(String table, String path, String collectSql, String deleteSql, long pollIntervalSeconds, SinkConfig sink) {
+        public static final long DEFAULT_POLL_INTERVAL_SECONDS = 10;
+
+        public PolledWindowConfig {
+            requireNonNull(table, "table is null");
+            requireNonNull(path, "path is null");
+            requireNonNull(collectSql, "collectSql is null");
+            requireNonNull(deleteSql, "deleteSql is null");
+            requireNonNull(sink, "sink is null");
+            if (pollIntervalSeconds < 1) {
+                throw new IllegalArgumentException("pollIntervalSeconds must be at least 1, was " + pollIntervalSeconds);
+            }
         }
     }
 
@@ -61,9 +91,14 @@ public record PipelineConfig(List<Command> commands, List<TableSql> tables, Pipe
         }
     }
 
-    /** The tables that are windows. */
+    /** The tables that are windows on event time. */
     public List<WindowConfig> windows() {
         return tables.stream().flatMap(table -> table.window().stream()).toList();
+    }
+
+    /** The tables managed as SQLFlow's polled tumbling windows. */
+    public List<PolledWindowConfig> polledWindows() {
+        return tables.stream().flatMap(table -> table.polled().stream()).toList();
     }
 
     public record Pipeline(

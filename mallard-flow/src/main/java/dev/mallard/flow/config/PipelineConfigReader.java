@@ -15,6 +15,7 @@ import dev.mallard.flow.config.PipelineConfig.Command;
 import dev.mallard.flow.config.PipelineConfig.HandlerConfig;
 import dev.mallard.flow.config.PipelineConfig.OnError;
 import dev.mallard.flow.config.PipelineConfig.Pipeline;
+import dev.mallard.flow.config.PipelineConfig.PolledWindowConfig;
 import dev.mallard.flow.config.PipelineConfig.SinkConfig;
 import dev.mallard.flow.config.PipelineConfig.SourceConfig;
 import dev.mallard.flow.config.PipelineConfig.TableSql;
@@ -83,11 +84,10 @@ public final class PipelineConfigReader {
         }
         JsonNode tables = root.path("tables").path("sql");
         for (int i = 0; i < tables.size(); i++) {
-            if (tables.get(i).has("manager")) {
-                errors.add(problem(file, yaml, "tables.sql[" + i + "].manager", ErrorCode.USER_CONFIG_UNSUPPORTED,
-                        "SQLFlow's `manager.tumbling_window` block is replaced by a `window` block on the table "
-                                + "(time_column, size_seconds, grace_seconds, idle_close_seconds, emit_sql, sink); "
-                                + "see docs/windows.md"));
+            if (tables.get(i).has("manager") && tables.get(i).has("window")) {
+                errors.add(problem(file, yaml, "tables.sql[" + i + "].manager", ErrorCode.USER_CONFIG_INVALID,
+                        "a table is either SQLFlow's polled window (`manager`) or a window on event time (`window`), not both; "
+                                + "delete one of the two blocks (see docs/windows.md)"));
             }
             JsonNode window = tables.get(i).path("window");
             if (window.has("late_rows")) {
@@ -102,18 +102,12 @@ public final class PipelineConfigReader {
             }
         }
         JsonNode pipeline = root.path("pipeline");
-        int windows = 0;
         for (int i = 0; i < tables.size(); i++) {
             JsonNode window = tables.get(i).path("window");
             if (!window.isObject()) {
                 continue;
             }
             String at = "tables.sql[" + i + "].window";
-            if (++windows == 2) {
-                errors.add(problem(file, yaml, at, ErrorCode.USER_CONFIG_UNSUPPORTED,
-                        "one window per pipeline in this version: a record late for one window could not be refused "
-                                + "for it alone; run a second pipeline (another group_id) for the second window"));
-            }
             if (window.path("allowed_lateness_seconds").asLong(0) > 0) {
                 // A bucket a late record joins is published again, whole: only a sink that replaces by key keeps one copy.
                 JsonNode sink = window.path("sink");
@@ -144,6 +138,7 @@ public final class PipelineConfigReader {
         sinks.put("pipeline.on_error.dlq", pipeline.path("on_error").path("dlq"));
         for (int i = 0; i < tables.size(); i++) {
             sinks.put("tables.sql[" + i + "].window.sink", tables.get(i).path("window").path("sink"));
+            sinks.put("tables.sql[" + i + "].manager.sink", tables.get(i).path("manager").path("sink"));
         }
         for (Map.Entry<String, JsonNode> entry : sinks.entrySet()) {
             String sink = entry.getKey();
@@ -207,7 +202,15 @@ public final class PipelineConfigReader {
                         w.has("max_future_seconds") ? Optional.of(w.path("max_future_seconds").asLong()) : Optional.empty(),
                         optionalText(w.path("emit_sql")).orElse(WindowConfig.DEFAULT_EMIT_SQL), sink(w.path("sink"))));
             }
-            tables.add(new TableSql(node.path("name").asText(), node.path("sql").asText(), path + ".sql", window));
+            Optional<PolledWindowConfig> polled = Optional.empty();
+            JsonNode manager = node.path("manager");
+            if (manager.isObject()) {
+                JsonNode tumbling = manager.path("tumbling_window");
+                polled = Optional.of(new PolledWindowConfig(node.path("name").asText(), path + ".manager",
+                        tumbling.path("collect_closed_windows_sql").asText(), tumbling.path("delete_closed_windows_sql").asText(),
+                        tumbling.path("poll_interval_seconds").asLong(PolledWindowConfig.DEFAULT_POLL_INTERVAL_SECONDS), sink(manager.path("sink"))));
+            }
+            tables.add(new TableSql(node.path("name").asText(), node.path("sql").asText(), path + ".sql", window, polled));
         }
         JsonNode pipeline = root.path("pipeline");
         JsonNode onError = pipeline.path("on_error");

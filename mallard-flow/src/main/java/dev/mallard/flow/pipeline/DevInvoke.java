@@ -5,16 +5,13 @@ import dev.mallard.core.engine.Engine;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
 import dev.mallard.core.metrics.MetricsRegistry;
-import dev.mallard.flow.config.PipelineConfig.WindowConfig;
 import dev.mallard.flow.config.PipelineConfig;
-import dev.mallard.flow.handler.EventTimeReader;
 import dev.mallard.flow.handler.Handler;
 import dev.mallard.flow.handler.Handlers;
 import dev.mallard.flow.handler.RecordColumns;
 import dev.mallard.flow.sink.ConsoleSink;
 import dev.mallard.flow.source.Message;
-import dev.mallard.flow.window.TumblingWindow;
-import dev.mallard.flow.window.WindowMetrics;
+import dev.mallard.flow.window.Windows;
 import dev.mallard.views.MaterializedViews;
 import java.io.IOException;
 import java.io.InputStream;
@@ -49,35 +46,23 @@ public final class DevInvoke {
         try (Handler handler = Handlers.create(config.pipeline().handler(), records, engine.connection(), environment);
                 ConsoleSink console = new ConsoleSink(out, engine.allocator());
                 MetricsRegistry registry = new MetricsRegistry();
-                TumblingWindow window = openWindow(config, records, engine, out, registry)) {
-            if (window == null) {
+                Windows windows = Windows.open(config, engine, sink -> new ConsoleSink(out, engine.allocator()), registry)) {
+            if (windows.isEmpty()) {
                 return new BatchProcessor(handler, console).process(batch);
             }
-            // A window: its late-record rule, the batch, then every bucket closed and printed, as if the topic
-            // had gone quiet. The window's own sink is not touched either.
-            List<Message> admitted = window.admit(batch, System.nanoTime(), ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now()));
+            // Windows: their late-record rule, the batch, then every bucket closed and printed, as if the topic
+            // had gone quiet. The windows' own sinks are not touched either.
+            List<Message> admitted = windows.admit(batch, System.nanoTime(), ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now())).messages();
             long rows = new BatchProcessor(handler, console).process(admitted);
-            if (window.placed(admitted, System.nanoTime())) {
-                window.closeBuckets();
+            if (windows.placed(admitted, System.nanoTime())) {
+                windows.closeBuckets();
             }
-            window.closeEverything();
+            windows.closeEverything();
+            windows.pollAll(System.nanoTime());
             return rows;
         } finally {
             views.ifPresent(MaterializedViews::close);
         }
-    }
-
-    private static TumblingWindow openWindow(PipelineConfig config, RecordColumns records, Engine engine, OutputStream out,
-            MetricsRegistry registry) {
-        List<WindowConfig> windows = config.windows();
-        if (windows.isEmpty()) {
-            return null;
-        }
-        WindowConfig window = windows.getFirst();
-        EventTimeReader times = EventTimeReader.of(records).orElseThrow(() -> new MallardException(
-                ErrorCode.USER_CONFIG_INVALID, window.path() + ": a window needs event_time on the source"));
-        return new TumblingWindow(window, engine, times, new ConsoleSink(out, engine.allocator()),
-                new WindowMetrics(registry, config.pipeline().name(), window.table()));
     }
 
     /** One message per line; the split is on raw bytes so no line is decoded twice. */

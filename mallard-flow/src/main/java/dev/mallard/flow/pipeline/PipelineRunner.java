@@ -7,19 +7,13 @@ import dev.mallard.core.engine.Engine;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
 import dev.mallard.core.metrics.MetricsRegistry;
-import dev.mallard.flow.config.PipelineConfig.ErrorPolicy;
-import dev.mallard.flow.config.PipelineConfig.WindowConfig;
 import dev.mallard.flow.config.PipelineConfig;
-import dev.mallard.flow.handler.BadMessage;
-import dev.mallard.flow.handler.BadMessagesException;
-import dev.mallard.flow.handler.EventTimeReader;
 import dev.mallard.flow.handler.Handler;
 import dev.mallard.flow.handler.Handlers;
 import dev.mallard.flow.handler.RecordColumns;
 import dev.mallard.flow.metrics.Phase;
 import dev.mallard.flow.metrics.PipelineEndpoints;
 import dev.mallard.flow.metrics.PipelineMetrics;
-import dev.mallard.flow.sink.ResultTable;
 import dev.mallard.flow.sink.RetryingSink;
 import dev.mallard.flow.sink.Sink;
 import dev.mallard.flow.sink.Sinks;
@@ -32,22 +26,16 @@ import dev.mallard.flow.source.webhook.WebhookSource;
 import dev.mallard.flow.source.websocket.WebSocketSource;
 import dev.mallard.flow.state.OffsetStore;
 import dev.mallard.flow.state.PipelineIdentity;
-import dev.mallard.flow.window.TumblingWindow;
-import dev.mallard.flow.window.WindowMetrics;
+import dev.mallard.flow.window.WindowHandOver;
+import dev.mallard.flow.window.Windows;
 import dev.mallard.views.MaterializedViews;
 import java.io.OutputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.PreparedStatement;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -135,7 +123,9 @@ public final class PipelineRunner implements AutoCloseable {
     private PipelineMetrics metrics;
     private volatile long consumed;
     private boolean sourceReachable = true;
-    private volatile long errors;
+    // Runs that failed (the batch that stopped them); what the policy set aside is the batcher's count.
+    private volatile long failures;
+    private volatile Batcher batcher;
     private volatile boolean consuming;
     private volatile long batches;
     private volatile Instant lastBatchAt;
@@ -192,11 +182,16 @@ public final class PipelineRunner implements AutoCloseable {
     }
 
     public Outcome outcome() {
-        return new Outcome(consumed, errors);
+        return new Outcome(consumed, errors());
     }
 
     public Progress progress() {
-        return new Progress(consuming, batches, consumed, errors, Optional.ofNullable(lastBatchAt), Optional.ofNullable(lastLag));
+        return new Progress(consuming, batches, consumed, errors(), Optional.ofNullable(lastBatchAt), Optional.ofNullable(lastLag));
+    }
+
+    private long errors() {
+        Batcher current = batcher;
+        return failures + (current == null ? 0 : current.setAside());
     }
 
     /** Why /healthz answers 503, empty while it answers ok. */
@@ -270,7 +265,7 @@ public final class PipelineRunner implements AutoCloseable {
                 RetryingSink sink = new RetryingSink(Sinks.create(pipeline.sink(), options.console(), engine.allocator()),
                         RetryingSink.Ladder.of(pipeline.sink().retry()), metrics::sinkRetry);
                 Sink dlq = pipeline.onError().dlq().map(d -> Sinks.create(d, options.console(), engine.allocator())).orElse(null);
-                TumblingWindow window = openWindow(engine, metrics)) {
+                Windows windows = openWindows(engine, metrics)) {
             endpoints = served;
             openSource = source;
             openSink = sink;
@@ -279,19 +274,18 @@ public final class PipelineRunner implements AutoCloseable {
             }
             LOG.info("pipeline started name={} batch_size={} state={} metrics_port={}", pipeline.name(), pipeline.batchSize(),
                     statePath.map(Path::toString).orElse("none"), served == null ? "none" : served.port());
-            Batcher batcher = new Batcher(engine, offsets, handler, sink, dlq, metrics, stats, window);
+            Batcher batcher = new Batcher(engine, offsets, handler, sink, Optional.ofNullable(dlq), metrics, stats, windows,
+                    pipeline.onError().policy());
+            this.batcher = batcher;
             consuming = true;
-            if (window != null) {
-                // Buckets a crash left closed but unpublished go out first.
-                window.closeBuckets();
-            }
+            // Buckets a crash left closed but unpublished go out first; SQLFlow's windows poll at start.
+            windows.closeBuckets();
+            windows.pollAll(System.nanoTime());
             while (true) {
                 long reading = System.nanoTime();
-                List<Message> batch = gather(source, window, offsets);
-                if (window != null) {
-                    window.previousOwners(source.takeAssignedMetadata());
-                    window.follow(source.assignment(), System.nanoTime());
-                }
+                List<Message> batch = gather(source, windows, batcher, offsets);
+                windows.previousOwners(source.takeAssignedMetadata());
+                windows.follow(source.assignment(), System.nanoTime());
                 long readNanos = System.nanoTime() - reading;
                 boolean reachable = source.unreachable().isEmpty();
                 if (sourceReachable && !reachable) {
@@ -305,13 +299,27 @@ public final class PipelineRunner implements AutoCloseable {
                     }
                     metrics.messagesRead(batch.size(), bytes, readNanos);
                     metrics.phase(Phase.SOURCE_READ, readNanos);
+                    long started = System.nanoTime();
+                    Batcher.Processed done;
                     try {
-                        batcher.process(batch, source);
+                        done = batcher.process(batch, source);
                     } catch (RuntimeException e) {
                         // --stats-json of a failed run: the messages it read and the error that stopped it.
                         consumed += batch.size();
-                        errors += 1;
+                        failures += 1;
                         throw e;
+                    }
+                    processed.putAll(done.next());
+                    if (done.closeDue()) {
+                        windows.closeBuckets();
+                        commitClosed(source, windows);
+                    }
+                    consumed += batch.size();
+                    long elapsed = System.nanoTime() - started;
+                    metrics.batchProcessed(elapsed);
+                    if (LOG.isDebugEnabled()) {
+                        LOG.debug("batch processed messages={} loaded={} consumed={} micros={} next_offsets={}", batch.size(), done.loaded(),
+                                consumed, elapsed / 1000, done.next());
                     }
                     syncViews(views);
                     batches++;
@@ -325,20 +333,31 @@ public final class PipelineRunner implements AutoCloseable {
                         lastLag = total;
                     }
                 }
-                if (window != null && window.tick(source.assignment(), System.nanoTime(), source::readToEnd)) {
-                    commitClosed(source, window);
+                if (windows.pollDue(System.nanoTime())) {
                     syncViews(views);
+                }
+                if (windows.onEventTime()) {
+                    Set<Partition> silent = windows.silent(source.assignment(), System.nanoTime());
+                    Map<Partition, Boolean> readToEnd = silent.isEmpty() ? Map.of() : source.readToEnd(silent);
+                    if (windows.idle(readToEnd, System.nanoTime())) {
+                        windows.closeBuckets();
+                        commitClosed(source, windows);
+                        syncViews(views);
+                    }
                 }
                 if (stopRequested || limitReached()) {
                     break;
                 }
             }
-            if (window != null) {
-                window.closeBuckets();
-                commitClosed(source, window);
+            if (windows.onEventTime()) {
+                windows.closeBuckets();
+                commitClosed(source, windows);
                 syncViews(views);
             }
-            LOG.info("pipeline stopped name={} messages={} errors={}", pipeline.name(), consumed, errors);
+            if (windows.pollAll(System.nanoTime())) {
+                syncViews(views);
+            }
+            LOG.info("pipeline stopped name={} messages={} errors={}", pipeline.name(), consumed, errors());
         }
     }
 
@@ -355,18 +374,10 @@ public final class PipelineRunner implements AutoCloseable {
         }
     }
 
-    /** The pipeline's window, when a table declares one; null otherwise. */
-    private TumblingWindow openWindow(Engine engine, PipelineMetrics metrics) {
-        List<WindowConfig> windows = config.windows();
-        if (windows.isEmpty()) {
-            return null;
-        }
-        WindowConfig window = windows.getFirst();
-        EventTimeReader times = EventTimeReader.of(RecordColumns.of(config.pipeline().source())).orElseThrow(() -> new MallardException(
-                ErrorCode.USER_CONFIG_INVALID, window.path() + ": a window needs event_time on the source"));
-        Sink sink = new RetryingSink(Sinks.create(window.sink(), options.console(), engine.allocator()),
-                RetryingSink.Ladder.of(window.sink().retry()), metrics::sinkRetry);
-        return new TumblingWindow(window, engine, times, sink, new WindowMetrics(registry, config.pipeline().name(), window.table()));
+    /** The pipeline's windows, each with its sink in the sink's retry ladder. */
+    private Windows openWindows(Engine engine, PipelineMetrics metrics) {
+        return Windows.open(config, engine, sink -> new RetryingSink(Sinks.create(sink, options.console(), engine.allocator()),
+                RetryingSink.Ladder.of(sink.retry()), metrics::sinkRetry), registry);
     }
 
     /**
@@ -374,9 +385,10 @@ public final class PipelineRunner implements AutoCloseable {
      * partition must see how far this window closed, or a rebalance before the next batch would have it publish
      * those buckets again.
      */
-    private void commitClosed(Source source, TumblingWindow window) {
+    private void commitClosed(Source source, Windows windows) {
         if (!processed.isEmpty()) {
-            source.commit(window.commitPositions(processed), window.commitMetadata());
+            WindowHandOver.Commit commit = windows.commit(processed);
+            source.commit(commit.positions(), commit.metadata());
         }
     }
 
@@ -385,11 +397,16 @@ public final class PipelineRunner implements AutoCloseable {
     }
 
     /** Up to batch_size messages, or what arrived within flush_interval_seconds, or what arrived before a stop. */
-    private List<Message> gather(Source source, TumblingWindow window, Optional<OffsetStore> offsets) {
+    private List<Message> gather(Source source, Windows windows, Batcher batcher, Optional<OffsetStore> offsets) {
         int batchSize = config.pipeline().batchSize();
         long remaining = options.maxMessages() > 0 ? options.maxMessages() - consumed : Long.MAX_VALUE;
         List<Message> batch = new ArrayList<>();
         long deadline = System.nanoTime() + Duration.ofSeconds(config.pipeline().flushIntervalSeconds()).toNanos();
+        // A SQLFlow-style window polls on the wall clock: a batch being gathered ends when the next poll is due.
+        long poll = windows.nextPollNanos().orElse(deadline);
+        if (poll - deadline < 0) {
+            deadline = poll;
+        }
         while (batch.size() < batchSize && batch.size() < remaining && !stopRequested) {
             long left = deadline - System.nanoTime();
             if (left <= 0) {
@@ -411,7 +428,7 @@ public final class PipelineRunner implements AutoCloseable {
             Set<Partition> movedAway = source.takeMovedAway();
             if (!movedAway.isEmpty()) {
                 processed.keySet().removeAll(movedAway);
-                if (window != null) {
+                if (windows.onEventTime()) {
                     // Their share of the open buckets goes with them; the rest is rebuilt from the partitions held.
                     // Where each partition still held got to: this run's position, or the state file's for one this run
                     // has not read yet (its open buckets' rows came from the previous run).
@@ -421,8 +438,7 @@ public final class PipelineRunner implements AutoCloseable {
                                 .or(() -> offsets.flatMap(store -> store.next(partition)))
                                 .ifPresent(position -> held.put(partition, position));
                     }
-                    Map<Partition, Long> again = window.handOver(movedAway, held, System.nanoTime(),
-                            positions -> offsets.ifPresent(store -> store.record(positions)));
+                    Map<Partition, Long> again = batcher.handOver(movedAway, held).positions();
                     source.rewind(again);
                     processed.putAll(again);
                     batch.removeIf(message -> again.containsKey(new Partition(message.topic(), message.partition())));
@@ -433,234 +449,6 @@ public final class PipelineRunner implements AutoCloseable {
             batch.addAll(polled);
         }
         return batch;
-    }
-
-    /** One batch through handler, sink, state and source, applying the on_error policy. */
-    private final class Batcher {
-        private final Engine engine;
-        private final Optional<OffsetStore> offsets;
-        private final Handler handler;
-        private final Sink sink;
-        private final Sink dlq;
-        private final PipelineMetrics metrics;
-        private final Optional<StateStats> stats;
-        private final ErrorPolicy policy = config.pipeline().onError().policy();
-
-        private final TumblingWindow window;
-
-        Batcher(Engine engine, Optional<OffsetStore> offsets, Handler handler, Sink sink, Sink dlq, PipelineMetrics metrics,
-                Optional<StateStats> stats, TumblingWindow window) {
-            this.window = window;
-            this.engine = engine;
-            this.offsets = offsets;
-            this.handler = handler;
-            this.sink = sink;
-            this.dlq = dlq;
-            this.metrics = metrics;
-            this.stats = stats;
-        }
-
-        void process(List<Message> batch, Source source) {
-            Map<Partition, Long> next = nextOffsets(batch);
-            boolean transactional = offsets.isPresent();
-            long started = System.nanoTime();
-            // Loading runs outside the state transaction: a message that does not fit aborts the statement, and
-            // finding it needs a working connection. What it writes (the batch table) is rewritten every batch.
-            // A window refuses late records on arrival: they are never written.
-            List<Message> admitted = window == null ? batch
-                    : window.admit(batch, System.nanoTime(), ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now()));
-            List<Message> loadable = timed(Phase.HANDLER_WRITE, () -> write(admitted));
-            boolean closing = false;
-            try {
-                if (transactional) {
-                    execute("BEGIN TRANSACTION");
-                }
-                if (!loadable.isEmpty()) {
-                    metrics.handlerRowsRead(loadable.size());
-                    ResultTable result = timed(Phase.HANDLER_INVOKE, () -> invoke(loadable));
-                    if (result != null && !result.isEmpty()) {
-                        timed(Phase.SINK_WRITE, () -> {
-                            sink.write(result);
-                            return null;
-                        });
-                        metrics.sinkWritten(result.rows(), result.rows());
-                        long flushing = System.nanoTime();
-                        timed(Phase.SINK_FLUSH, () -> {
-                            sink.flush();
-                            return null;
-                        });
-                        metrics.sinkFlushed(result.rows(), System.nanoTime() - flushing);
-                    }
-                }
-                if (window != null) {
-                    // The watermark commits with the rows it describes.
-                    closing = window.placed(loadable, System.nanoTime());
-                }
-                if (transactional) {
-                    long committing = System.nanoTime();
-                    timed(Phase.STATE_COMMIT, () -> {
-                        offsets.get().record(next);
-                        execute("COMMIT");
-                        return null;
-                    });
-                    metrics.stateCommitted(System.nanoTime() - committing);
-                    stats.ifPresent(s -> s.observe(metrics));
-                }
-            } catch (RuntimeException e) {
-                if (transactional) {
-                    rollback();
-                }
-                throw e;
-            }
-            source.processed(next);
-            processed.putAll(next);
-            timed(Phase.SOURCE_COMMIT, () -> {
-                if (window == null) {
-                    source.commit(next);
-                } else {
-                    // Kafka keeps what still feeds a retained bucket, and how far the window closed.
-                    source.commit(window.commitPositions(next), window.commitMetadata());
-                }
-                return null;
-            });
-            if (closing) {
-                window.closeBuckets();
-                commitClosed(source, window);
-            }
-            consumed += batch.size();
-            long elapsed = System.nanoTime() - started;
-            metrics.batchProcessed(elapsed);
-            if (LOG.isDebugEnabled()) {
-                LOG.debug("batch processed messages={} loaded={} consumed={} micros={} next_offsets={}", batch.size(), loadable.size(), consumed,
-                        elapsed / 1000, next);
-            }
-        }
-
-        /** Runs a phase, timing it and counting its failure under the phase's name. */
-        private <T> T timed(Phase phase, java.util.function.Supplier<T> work) {
-            long started = System.nanoTime();
-            try {
-                return work.get();
-            } catch (MallardException e) {
-                metrics.error(e.errorCode(), phase);
-                throw e;
-            } finally {
-                metrics.phase(phase, System.nanoTime() - started);
-            }
-        }
-
-        /** handler.write; bad messages go by the policy and the rest are loaded. */
-        private List<Message> write(List<Message> batch) {
-            List<Message> remaining = batch;
-            while (true) {
-                if (remaining.stream().allMatch(Message::isBlank)) {
-                    return List.of();
-                }
-                try {
-                    handler.write(remaining);
-                    return remaining;
-                } catch (BadMessagesException e) {
-                    if (policy == ErrorPolicy.RAISE) {
-                        throw e;
-                    }
-                    errors += e.badMessages().size();
-                    for (int i = 0; i < e.badMessages().size(); i++) {
-                        metrics.error(e.errorCode(), Phase.HANDLER_WRITE);
-                    }
-                    List<Map.Entry<Message, String>> failed = new ArrayList<>();
-                    Set<Integer> bad = new HashSet<>();
-                    for (BadMessage message : e.badMessages()) {
-                        bad.add(message.index());
-                        failed.add(Map.entry(message.message(), message.describe()));
-                        LOG.warn("message set aside policy={} phase=handler.write position={} error={}", policy, message.where(), message.error());
-                    }
-                    deadLetters(failed, "handler.write");
-                    List<Message> rest = new ArrayList<>(remaining.size());
-                    for (int i = 0; i < remaining.size(); i++) {
-                        if (!bad.contains(i)) {
-                            rest.add(remaining.get(i));
-                        }
-                    }
-                    remaining = rest;
-                }
-            }
-        }
-
-        /** handler.invoke; a failed batch goes by the policy (IGNORE skips it, DLQ sends its messages). */
-        private ResultTable invoke(List<Message> batch) {
-            try {
-                return handler.invoke();
-            } catch (MallardException e) {
-                if (policy == ErrorPolicy.RAISE || e.errorCode() != ErrorCode.USER_HANDLER_SQL_FAILED) {
-                    throw e;
-                }
-                errors += 1;
-                metrics.error(e.errorCode(), Phase.HANDLER_INVOKE);
-                if (offsets.isPresent()) {
-                    // The failed statement aborted the transaction; the batch's offsets still commit in a new one.
-                    rollback();
-                    execute("BEGIN TRANSACTION");
-                }
-                LOG.warn("batch set aside policy={} phase=handler.invoke messages={} error={}", policy, batch.size(), e.getMessage());
-                List<Map.Entry<Message, String>> failed = new ArrayList<>();
-                for (Message message : batch) {
-                    failed.add(Map.entry(message, e.getMessage()));
-                }
-                deadLetters(failed, "handler.invoke");
-                return null;
-            }
-        }
-
-        /** DLQ rows: error, message, phase, timestamp (UTC ISO-8601); nothing under IGNORE. */
-        private void deadLetters(List<Map.Entry<Message, String>> failed, String phase) {
-            if (policy != ErrorPolicy.DLQ || failed.isEmpty()) {
-                return;
-            }
-            try (Statement statement = engine.connection().createStatement()) {
-                statement.execute("CREATE OR REPLACE TEMP TABLE mallard_dlq (error VARCHAR, message VARCHAR, phase VARCHAR, timestamp VARCHAR)");
-                try (PreparedStatement insert = engine.connection().prepareStatement("INSERT INTO mallard_dlq VALUES (?, ?, ?, ?)")) {
-                    String now = Instant.now().toString();
-                    for (Map.Entry<Message, String> entry : failed) {
-                        insert.setString(1, entry.getValue());
-                        insert.setString(2, new String(entry.getKey().value(), StandardCharsets.UTF_8));
-                        insert.setString(3, phase);
-                        insert.setString(4, now);
-                        // Not executeBatch: it opens a transaction of its own, and this may run inside the batch's.
-                        insert.execute();
-                    }
-                }
-            } catch (SQLException e) {
-                throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot stage dead letters: " + e.getMessage(), e);
-            }
-            dlq.write(new ResultTable(engine.connection(), "mallard_dlq", failed.size()));
-            dlq.flush();
-        }
-
-        private void execute(String sql) {
-            try (Statement statement = engine.connection().createStatement()) {
-                statement.execute(sql);
-            } catch (SQLException e) {
-                throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "state " + sql + " failed: " + e.getMessage(), e);
-            }
-        }
-
-        private void rollback() {
-            try (Statement statement = engine.connection().createStatement()) {
-                statement.execute("ROLLBACK");
-            } catch (SQLException e) {
-                LOG.warn("rollback failed error={}", e.toString());
-            }
-        }
-    }
-
-    static Map<Partition, Long> nextOffsets(List<Message> batch) {
-        Map<Partition, Long> next = new HashMap<>();
-        for (Message message : batch) {
-            if (message.partition() >= 0) {
-                next.merge(new Partition(message.topic(), message.partition()), message.offset() + 1, Math::max);
-            }
-        }
-        return next;
     }
 
     private static void createParent(Path state) {

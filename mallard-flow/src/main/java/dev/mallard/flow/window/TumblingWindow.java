@@ -10,22 +10,17 @@ import dev.mallard.flow.handler.EventTimeReader;
 import dev.mallard.flow.sink.ResultTable;
 import dev.mallard.flow.sink.Sink;
 import dev.mallard.flow.source.Message;
-import dev.mallard.flow.source.Source;
 import dev.mallard.flow.source.Source.Partition;
-import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.function.Consumer;
-import java.util.function.Function;
 import org.duckdb.DuckDBConnection;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -41,8 +36,8 @@ import org.slf4j.LoggerFactory;
  * writes and flushes the window's sink, and only then deletes those rows and records how far it closed, in one
  * transaction. A crash between the flush and that commit publishes the same whole buckets again on the next start.
  *
- * <p>The pipeline's thread owns it. {@code sqlflow_watermarks} and {@code sqlflow_windows} hold its state; they
- * have no index, so DuckDB reclaims their updated rows.
+ * <p>The pipeline's thread owns it and calls it; it never calls the pipeline back. Each step answers with a
+ * {@link WindowHandOver} value the pipeline acts on. Its durable state is kept by a {@link WindowStore}.
  */
 public final class TumblingWindow implements AutoCloseable {
     public static final String WATERMARKS = "sqlflow_watermarks";
@@ -63,6 +58,7 @@ public final class TumblingWindow implements AutoCloseable {
     private final Sink sink;
     private final EventTimeReader times;
     private final WindowMetrics metrics;
+    private final WindowStore store;
     private final Watermark watermark;
     private final long sizeMicros;
     private final long latenessMicros;
@@ -80,8 +76,9 @@ public final class TumblingWindow implements AutoCloseable {
     // Per partition read again after a hand-over: [the position it had been processed to, how far the window had
     // closed then]. Below that position, records of buckets closed by then are already in the table and published.
     private final Map<Partition, long[]> rebuilding = new HashMap<>();
-    // Silent partitions the source confirmed are read to their end since they last delivered: only those count as idle.
     private long lastProbeNanos = Long.MIN_VALUE;
+    // The silent partitions last handed out to be asked whether they are read to their end.
+    private Set<Partition> asking = Set.of();
 
     /**
      * Checks the window's table and state, and restores its watermark.
@@ -98,10 +95,12 @@ public final class TumblingWindow implements AutoCloseable {
         this.sizeMicros = config.sizeSeconds() * 1_000_000L;
         this.latenessMicros = config.allowedLatenessSeconds() * 1_000_000L;
         this.republishRetained = latenessMicros > 0;
+        this.store = new WindowStore(config.table());
         checkTable();
-        long[] restored = restore();
-        this.closedUpTo = restored[1];
-        this.watermark = new Watermark(config.sizeSeconds(), config.graceSeconds(), config.idleCloseSeconds(), restored[0]);
+        WindowStore.Restored restored = store.restore(main);
+        restored.feeds().forEach((partition, fed) -> feeds.put(partition, new HashMap<>(fed)));
+        this.closedUpTo = restored.closedUpTo();
+        this.watermark = new Watermark(config.sizeSeconds(), config.graceSeconds(), config.idleCloseSeconds(), restored.watermark());
         this.own = engine.newSession();
         checkEmitSql();
         metrics.watermark(watermark.value());
@@ -116,6 +115,43 @@ public final class TumblingWindow implements AutoCloseable {
         return watermark.value();
     }
 
+    /** How far this window has closed and committed ({@link Watermark#NONE} before its first close). */
+    public long closedUpTo() {
+        return closedUpTo;
+    }
+
+    /** True when this window's table holds rows of the bucket starting there (rows of placed records, not yet deleted). */
+    boolean holdsRows(long bucket) {
+        for (Map<Long, Long> fed : feeds.values()) {
+            if (fed.containsKey(bucket)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Deletes, in the caller's transaction, what the handler wrote into this window's table for records this window
+     * refused and a sibling window admitted: every row of each such record's bucket. {@link Windows} calls it only
+     * for buckets that held no row of this window before the batch and took no record this window admitted, so the
+     * rows deleted are exactly the refused records' share.
+     */
+    void dropRefused(Set<Long> buckets) {
+        if (buckets.isEmpty()) {
+            return;
+        }
+        StringBuilder which = new StringBuilder();
+        for (long bucket : buckets) {
+            which.append(which.isEmpty() ? "" : ", ").append(timestamp(bucket));
+        }
+        try (Statement statement = main.createStatement()) {
+            statement.execute("DELETE FROM " + identifier(config.table()) + " WHERE " + identifier(config.timeColumn()) + " IN (" + which + ")");
+        } catch (SQLException e) {
+            throw new MallardException(ErrorCode.USER_HANDLER_SQL_FAILED, config.path() + ": cannot take the records this window refused out of "
+                    + config.table() + ": " + firstLine(e), e);
+        }
+    }
+
     /** The start of the bucket holding this event time, as time_bucket computes it. */
     long bucketStart(long eventMicros) {
         return ORIGIN_MICROS + Math.floorDiv(eventMicros - ORIGIN_MICROS, sizeMicros) * sizeMicros;
@@ -127,9 +163,9 @@ public final class TumblingWindow implements AutoCloseable {
      * max_future_seconds. A late record within the allowed lateness is admitted and its bucket marked for a whole
      * republish. A record whose time cannot be read stays in, unstamped: the loader reports it as a bad message.
      *
-     * @return the admitted messages, stamped with their event time
+     * @return the admitted messages, stamped with their event time, and the refused ones counted
      */
-    public List<Message> admit(List<Message> batch, long nowNanos, long wallMicros) {
+    public WindowHandOver.Admitted admit(List<Message> batch, long nowNanos, long wallMicros) {
         List<Message> admitted = new ArrayList<>(batch.size());
         long late = 0;
         long future = 0;
@@ -180,17 +216,17 @@ public final class TumblingWindow implements AutoCloseable {
         }
         metrics.late(late, future, recomputed);
         metrics.finalized(replayed);
-        return admitted;
+        return new WindowHandOver.Admitted(admitted, new WindowHandOver.Late(late, future, recomputed, replayed));
     }
 
     /**
      * Places the written records in the watermark and records it, in the caller's transaction when there is one,
      * so that W commits with the rows it describes.
      *
-     * @return true when W moved or a closed bucket took a late record, so that {@link #closeBuckets()} should run
+     * @return W, and whether W moved or a closed bucket took a late record, so that {@link #closeBuckets()} is due
      *     once the transaction committed
      */
-    public boolean placed(List<Message> written, long nowNanos) {
+    public WindowHandOver.Placed placed(List<Message> written, long nowNanos) {
         for (Message message : written) {
             if (message.hasEventTime()) {
                 Partition partition = new Partition(message.topic(), message.partition());
@@ -201,11 +237,12 @@ public final class TumblingWindow implements AutoCloseable {
                 if (!fed.containsKey(bucket)) {
                     // Offsets only grow within a partition: the first record of a bucket has its lowest offset.
                     fed.put(bucket, message.offset());
-                    recordFeed(partition, bucket, message.offset());
+                    store.recordFeed(main, partition, bucket, message.offset());
                 }
             }
         }
-        return advance(nowNanos, main) || !dirty.isEmpty();
+        boolean due = advance(nowNanos, main) || !dirty.isEmpty();
+        return new WindowHandOver.Placed(watermark.value(), due);
     }
 
     /**
@@ -213,7 +250,11 @@ public final class TumblingWindow implements AutoCloseable {
      * feeding a retained bucket when that is lower, so that a worker starting without the window's rows replays and
      * rebuilds every retained bucket whole.
      */
-    public Map<Partition, Long> commitPositions(Map<Partition, Long> next) {
+    public WindowHandOver.Commit commit(Map<Partition, Long> next) {
+        return new WindowHandOver.Commit(commitPositions(next), commitMetadata());
+    }
+
+    Map<Partition, Long> commitPositions(Map<Partition, Long> next) {
         Map<Partition, Long> positions = new HashMap<>(next);
         positions.replaceAll((partition, offset) -> {
             Map<Long, Long> fed = feeds.get(partition);
@@ -226,7 +267,7 @@ public final class TumblingWindow implements AutoCloseable {
     }
 
     /** The metadata a Kafka commit carries: how far this window closed, which a later owner of the partition honours. */
-    public String commitMetadata() {
+    String commitMetadata() {
         return METADATA_PREFIX + closedUpTo;
     }
 
@@ -253,18 +294,16 @@ public final class TumblingWindow implements AutoCloseable {
      * A rebalance gave these partitions to another group member, which rebuilds their share of the open buckets from
      * the positions this window committed for them. The window's rows aggregate every partition, so this member
      * cannot take their share out: it deletes the rows of every open bucket and rebuilds them from the partitions it
-     * still holds, each read again from the first offset that fed an open bucket. The delete, the forgotten feeds
-     * and (through {@code recordPositions}, with a state path) those positions commit in one transaction, so a
-     * crash in between leaves either the old rows or the rewound positions. Closed buckets stay as they are:
-     * replayed records of them are dropped (counted as {@code finalized}).
+     * still holds, each read again from the first offset that fed an open bucket. The delete and the forgotten feeds
+     * run in the caller's transaction, which records the returned positions in the pipeline's state too, so a crash
+     * in between leaves either the old rows or the rewound positions. Closed buckets stay as they are: replayed
+     * records of them are dropped (counted as {@code finalized}).
      *
      * @param processed per partition still held, the next offset its records were processed to (by this run, or by
      *     the run whose state this is); a held partition missing here has fed no open bucket
-     * @param recordPositions records the rewound positions in the pipeline's state, in the transaction
      * @return per partition to read again, the position to read it from
      */
-    public Map<Partition, Long> handOver(Set<Partition> movedAway, Map<Partition, Long> processed, long nowNanos,
-            Consumer<Map<Partition, Long>> recordPositions) {
+    public WindowHandOver.Rewind handOver(Set<Partition> movedAway, Map<Partition, Long> processed, long nowNanos) {
         long openFrom = closedUpTo == Watermark.NONE ? Watermark.NONE : closedUpTo - sizeMicros;
         Map<Partition, Long> again = new HashMap<>();
         feeds.forEach((partition, fed) -> {
@@ -276,34 +315,14 @@ public final class TumblingWindow implements AutoCloseable {
                 });
             }
         });
-        String table = identifier(config.table());
         try (Statement statement = main.createStatement()) {
-            statement.execute("BEGIN TRANSACTION");
-            try {
-                statement.execute("DELETE FROM " + table + " WHERE " + identifier(config.timeColumn()) + " > " + timestamp(openFrom));
-                try (PreparedStatement open = main.prepareStatement("DELETE FROM " + FEEDS + " WHERE \"window\" = ? AND bucket_us > ?")) {
-                    open.setString(1, config.table());
-                    open.setLong(2, openFrom);
-                    open.execute();
-                }
-                try (PreparedStatement gone = main.prepareStatement("DELETE FROM " + FEEDS + " WHERE \"window\" = ? AND topic = ? AND \"partition\" = ?")) {
-                    for (Partition partition : movedAway) {
-                        gone.setString(1, config.table());
-                        gone.setString(2, partition.topic());
-                        gone.setInt(3, partition.partition());
-                        gone.execute();
-                    }
-                }
-                recordPositions.accept(again);
-                statement.execute("COMMIT");
-            } catch (SQLException | RuntimeException e) {
-                statement.execute("ROLLBACK");
-                throw e;
-            }
+            statement.execute("DELETE FROM " + identifier(config.table()) + " WHERE " + identifier(config.timeColumn()) + " > " + timestamp(openFrom));
         } catch (SQLException e) {
             throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot hand the window's open buckets over after a rebalance: "
                     + firstLine(e), e);
         }
+        store.forgetFeedsAfter(main, openFrom);
+        store.forgetPartitions(main, movedAway);
         movedAway.forEach(feeds::remove);
         feeds.values().forEach(fed -> fed.keySet().removeIf(bucket -> bucket > openFrom));
         again.forEach((partition, offset) -> {
@@ -312,64 +331,54 @@ public final class TumblingWindow implements AutoCloseable {
         });
         LOG.info("window rebuilds its open buckets after partitions moved to another member window={} moved={} read_again_from={}",
                 config.table(), movedAway, again);
-        return again;
-    }
-
-    private void recordFeed(Partition partition, long bucket, long offset) {
-        try (PreparedStatement insert = main.prepareStatement("INSERT INTO " + FEEDS + " VALUES (?, ?, ?, ?, ?)")) {
-            insert.setString(1, config.table());
-            insert.setString(2, partition.topic());
-            insert.setInt(3, partition.partition());
-            insert.setLong(4, bucket);
-            insert.setLong(5, offset);
-            insert.execute();
-        } catch (SQLException e) {
-            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot record the window's offsets in " + FEEDS + ": " + firstLine(e), e);
-        }
-    }
-
-    /** {@link #tick(Optional, long, Function)} with a source that cannot tell: silence alone makes a partition idle. */
-    public boolean tick(Optional<Set<Partition>> assignment, long nowNanos) {
-        return tick(assignment, nowNanos, Source.ALWAYS_READ_TO_END);
+        return new WindowHandOver.Rewind(again);
     }
 
     /**
-     * Between batches: follows the source's assignment and lets idle partitions go. A partition silent for
-     * idle_close_seconds is idle only once the source confirms it is read to its end ({@code readToEnd}, see
-     * {@link Source#readToEnd}): one with records still to read restarts its idle clock, and one whose source could
-     * not be asked (its session failed: the broker is unreachable, say) holds the minimum and is never idle until it
-     * delivers or the source answers again. When W moves, it is recorded and the closed buckets are published.
-     *
-     * @return true when buckets closed
+     * Between batches, first step: follows the source's assignment and names the silent partitions to ask whether
+     * they are read to their end (see {@link dev.mallard.flow.source.Source#readToEnd}). A partition silent for
+     * idle_close_seconds is idle only once the source confirms that; when the only silent partitions are ones whose
+     * source could not be asked, they are asked again at most every second. Pass the answers to {@link #idle}.
      */
-    public boolean tick(Optional<Set<Partition>> assignment, long nowNanos, Function<Set<Partition>, Map<Partition, Boolean>> readToEnd) {
+    public Set<Partition> silent(Optional<Set<Partition>> assignment, long nowNanos) {
         assignment.ifPresent(held -> watermark.assignment(held, nowNanos));
         Set<Partition> silent = watermark.silent(nowNanos);
         silent.removeIf(watermark::isReadToEnd);
         boolean onlyFailed = silent.stream().allMatch(watermark::isFailed);
-        if (!silent.isEmpty() && (!onlyFailed || nowNanos - lastProbeNanos >= PROBE_INTERVAL_NANOS)) {
+        if (silent.isEmpty() || onlyFailed && nowNanos - lastProbeNanos < PROBE_INTERVAL_NANOS) {
+            asking = Set.of();
+        } else {
             lastProbeNanos = nowNanos;
-            Map<Partition, Boolean> answers = readToEnd.apply(silent);
-            for (Partition partition : silent) {
-                Boolean atEnd = answers.get(partition);
-                if (atEnd == null) {
-                    if (!watermark.isFailed(partition)) {
-                        LOG.warn("window holds for a partition its source cannot be asked about window={} partition={}", config.table(), partition);
-                    }
-                    watermark.failed(partition, nowNanos);
-                } else if (atEnd) {
-                    watermark.recovered(partition);
-                    watermark.readToEnd(partition);
-                } else {
-                    watermark.arrived(partition, nowNanos);
+            asking = Set.copyOf(silent);
+        }
+        return asking;
+    }
+
+    /**
+     * Between batches, second step: the source's answers for the partitions {@link #silent} named. One read to its
+     * end is idle; one with records still to read restarts its idle clock; one missing from the answers (its session
+     * failed: the broker is unreachable, say) holds the minimum until it delivers or the source answers again. When
+     * W moves it is recorded.
+     *
+     * @return true when W moved, so that {@link #closeBuckets()} is due
+     */
+    public boolean idle(Map<Partition, Boolean> readToEnd, long nowNanos) {
+        for (Partition partition : asking) {
+            Boolean atEnd = readToEnd.get(partition);
+            if (atEnd == null) {
+                if (!watermark.isFailed(partition)) {
+                    LOG.warn("window holds for a partition its source cannot be asked about window={} partition={}", config.table(), partition);
                 }
+                watermark.failed(partition, nowNanos);
+            } else if (atEnd) {
+                watermark.recovered(partition);
+                watermark.readToEnd(partition);
+            } else {
+                watermark.arrived(partition, nowNanos);
             }
         }
-        if (advance(nowNanos, main)) {
-            closeBuckets();
-            return true;
-        }
-        return false;
+        asking = Set.of();
+        return advance(nowNanos, main);
     }
 
     /**
@@ -378,7 +387,7 @@ public final class TumblingWindow implements AutoCloseable {
      */
     public void closeEverything() {
         if (watermark.closeEverything()) {
-            record(main, WATERMARKS, "watermark_us", watermark.value());
+            store.recordWatermark(main, watermark.value());
             metrics.watermark(watermark.value());
             closeBuckets();
         }
@@ -393,7 +402,7 @@ public final class TumblingWindow implements AutoCloseable {
         if (!watermark.advance(nowNanos)) {
             return false;
         }
-        record(connection, WATERMARKS, "watermark_us", watermark.value());
+        store.recordWatermark(connection, watermark.value());
         metrics.watermark(watermark.value());
         return true;
     }
@@ -402,11 +411,13 @@ public final class TumblingWindow implements AutoCloseable {
      * Publishes every bucket the watermark closed and not yet published, and every closed bucket a late record
      * joined (whole), then deletes the rows past the allowed lateness and records how far it closed, in one
      * transaction. Runs after the commit that moved W, once at start and once in the drain.
+     *
+     * @return what closed ({@link WindowHandOver.Closed#NOTHING} when nothing was due)
      */
-    public void closeBuckets() {
+    public WindowHandOver.Closed closeBuckets() {
         long w = watermark.value();
         if (w == Watermark.NONE || (w <= closedUpTo && dirty.isEmpty() && !republishRetained)) {
-            return;
+            return WindowHandOver.Closed.NOTHING;
         }
         String table = identifier(config.table());
         String column = identifier(config.timeColumn());
@@ -446,12 +457,8 @@ public final class TumblingWindow implements AutoCloseable {
             statement.execute("BEGIN TRANSACTION");
             try {
                 statement.execute("DELETE FROM " + table + " WHERE " + column + " <= " + timestamp(w - sizeMicros - latenessMicros));
-                try (PreparedStatement feedsGone = own.prepareStatement("DELETE FROM " + FEEDS + " WHERE \"window\" = ? AND bucket_us <= ?")) {
-                    feedsGone.setString(1, config.table());
-                    feedsGone.setLong(2, w - sizeMicros - latenessMicros);
-                    feedsGone.execute();
-                }
-                record(own, WINDOWS, "closed_up_to_us", w);
+                store.forgetFeedsUpTo(own, w - sizeMicros - latenessMicros);
+                store.recordClosedUpTo(own, w);
                 statement.execute("COMMIT");
             } catch (SQLException | RuntimeException e) {
                 statement.execute("ROLLBACK");
@@ -472,63 +479,11 @@ public final class TumblingWindow implements AutoCloseable {
             LOG.info("window closed buckets window={} watermark={} buckets={} republished={} rows={}", config.table(),
                     java.time.Instant.EPOCH.plusNanos(w * 1000), buckets - recomputed, recomputed, rows);
         }
+        return new WindowHandOver.Closed(buckets - recomputed, recomputed, rows, w);
     }
 
     private static String timestamp(long micros) {
         return micros == Watermark.NONE ? "'-infinity'::TIMESTAMPTZ" : "make_timestamptz(" + micros + ")";
-    }
-
-    private void record(DuckDBConnection connection, String stateTable, String column, long value) {
-        try (PreparedStatement update = connection.prepareStatement(
-                "UPDATE " + stateTable + " SET " + column + " = ?, updated_at = now() WHERE \"window\" = ?")) {
-            update.setLong(1, value);
-            update.setString(2, config.table());
-            if (update.executeUpdate() == 0) {
-                try (PreparedStatement insert = connection.prepareStatement("INSERT INTO " + stateTable + " VALUES (?, ?, now())")) {
-                    insert.setString(1, config.table());
-                    insert.setLong(2, value);
-                    insert.execute();
-                }
-            }
-        } catch (SQLException e) {
-            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot record the window's state in " + stateTable + ": " + firstLine(e), e);
-        }
-    }
-
-    /** [watermark, closed up to] from the state tables, created when missing. */
-    private long[] restore() {
-        long[] state = {Watermark.NONE, Watermark.NONE};
-        try (Statement statement = main.createStatement()) {
-            statement.execute("CREATE TABLE IF NOT EXISTS " + WATERMARKS + " (\"window\" VARCHAR NOT NULL, watermark_us BIGINT NOT NULL, updated_at TIMESTAMPTZ NOT NULL)");
-            statement.execute("CREATE TABLE IF NOT EXISTS " + WINDOWS + " (\"window\" VARCHAR NOT NULL, closed_up_to_us BIGINT NOT NULL, updated_at TIMESTAMPTZ NOT NULL)");
-            statement.execute("CREATE TABLE IF NOT EXISTS " + FEEDS + " (\"window\" VARCHAR NOT NULL, topic VARCHAR NOT NULL, "
-                    + "\"partition\" INTEGER NOT NULL, bucket_us BIGINT NOT NULL, first_offset BIGINT NOT NULL)");
-            try (PreparedStatement read = main.prepareStatement("SELECT topic, \"partition\", bucket_us, min(first_offset) FROM " + FEEDS
-                    + " WHERE \"window\" = ? GROUP BY ALL")) {
-                read.setString(1, config.table());
-                try (ResultSet rows = read.executeQuery()) {
-                    while (rows.next()) {
-                        feeds.computeIfAbsent(new Partition(rows.getString(1), rows.getInt(2)), p -> new HashMap<>())
-                                .put(rows.getLong(3), rows.getLong(4));
-                    }
-                }
-            }
-            String[] tables = {WATERMARKS, WINDOWS};
-            String[] columns = {"watermark_us", "closed_up_to_us"};
-            for (int i = 0; i < 2; i++) {
-                try (PreparedStatement read = main.prepareStatement("SELECT max(" + columns[i] + ") FROM " + tables[i] + " WHERE \"window\" = ?")) {
-                    read.setString(1, config.table());
-                    try (ResultSet rows = read.executeQuery()) {
-                        if (rows.next() && rows.getObject(1) != null) {
-                            state[i] = rows.getLong(1);
-                        }
-                    }
-                }
-            }
-        } catch (SQLException e) {
-            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot read the window's state: " + firstLine(e), e);
-        }
-        return state;
     }
 
     private void checkTable() {
@@ -551,7 +506,7 @@ public final class TumblingWindow implements AutoCloseable {
         return '"' + name.replace("\"", "\"\"") + '"';
     }
 
-    private static String firstLine(SQLException e) {
+    static String firstLine(SQLException e) {
         String message = e.getMessage() == null ? e.toString() : e.getMessage();
         int newline = message.indexOf('\n');
         return (newline < 0 ? message : message.substring(0, newline)).strip();

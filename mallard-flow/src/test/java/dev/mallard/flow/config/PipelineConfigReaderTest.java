@@ -111,14 +111,14 @@ class PipelineConfigReaderTest {
     }
 
     @Test
-    void theOldWindowManagerNamesItsReplacement() {
+    void sqlflowsTumblingWindowManagerIsReadWithItsDefaultPollInterval() {
         PipelineConfigReader.Result result = read("""
                 tables:
                   sql:
                     - name: w
                       sql: CREATE TABLE w (a INT)
                       manager:
-                        tumbling_window: {collect_closed_windows_sql: SELECT 1, delete_closed_windows_sql: SELECT 1}
+                        tumbling_window: {collect_closed_windows_sql: SELECT * FROM w, delete_closed_windows_sql: DELETE FROM w}
                         sink: {type: console}
                 pipeline:
                   batch_size: 1
@@ -126,9 +126,39 @@ class PipelineConfigReaderTest {
                   handler: {type: handlers.InferredMemBatch, sql: SELECT 1}
                   sink: {type: console}
                 """);
+        assertThat(result.errors()).isEmpty();
+        PipelineConfig.PolledWindowConfig polled = result.orThrow().polledWindows().getFirst();
+        assertThat(polled.table()).isEqualTo("w");
+        assertThat(polled.path()).isEqualTo("tables.sql[0].manager");
+        assertThat(polled.collectSql()).isEqualTo("SELECT * FROM w");
+        assertThat(polled.deleteSql()).isEqualTo("DELETE FROM w");
+        assertThat(polled.pollIntervalSeconds()).isEqualTo(10);
+        assertThat(polled.sink().type()).isEqualTo("console");
+        assertThat(result.orThrow().windows()).isEmpty();
+    }
+
+    @Test
+    void aTableThatIsBothAPolledWindowAndAnEventTimeWindowIsRefused() {
+        PipelineConfigReader.Result result = read("""
+                tables:
+                  sql:
+                    - name: w
+                      sql: CREATE TABLE w (bucket TIMESTAMPTZ)
+                      manager:
+                        tumbling_window: {collect_closed_windows_sql: SELECT * FROM w, delete_closed_windows_sql: DELETE FROM w}
+                        sink: {type: console}
+                      window: {time_column: bucket, size_seconds: 60, sink: {type: console}}
+                pipeline:
+                  batch_size: 1
+                  source:
+                    type: kafka
+                    kafka: {brokers: [b:9092], group_id: g, auto_offset_reset: earliest, topics: [t], event_time: {path: ts, format: rfc3339}}
+                  handler: {type: handlers.InferredMemBatch, sql: SELECT 1}
+                  sink: {type: console}
+                """);
         assertThat(result.errors()).singleElement().satisfies(p -> {
             assertThat(p.path()).isEqualTo("tables.sql[0].manager");
-            assertThat(p.message()).contains("window");
+            assertThat(p.message()).contains("not both");
         });
     }
 

@@ -98,12 +98,20 @@ class WindowSimulatorTest {
     private void assign(Partition... partitions) {
         assignment.clear();
         assignment.addAll(List.of(partitions));
-        window.tick(Optional.of(Set.copyOf(assignment)), clockNanos, this::askBroker);
+        tick();
     }
 
     private void elapse(long seconds) {
         clockNanos += seconds * 1_000_000_000L;
-        window.tick(Optional.of(Set.copyOf(assignment)), clockNanos, this::askBroker);
+        tick();
+    }
+
+    /** Between batches, as the pipeline does it: the window names its silent partitions, the broker answers. */
+    private void tick() {
+        Set<Partition> silent = window.silent(Optional.of(Set.copyOf(assignment)), clockNanos);
+        if (window.idle(silent.isEmpty() ? Map.of() : askBroker(silent), clockNanos)) {
+            window.closeBuckets();
+        }
     }
 
     /** The scripted broker's answer to "is this partition read to its end": by default yes, for every partition. */
@@ -135,7 +143,7 @@ class WindowSimulatorTest {
             batch.add(new Message(partition.topic(), partition.partition(), offset, null, json.getBytes(StandardCharsets.UTF_8)));
         }
         window.follow(Optional.of(Set.copyOf(assignment)), clockNanos);
-        List<Message> admitted = window.admit(batch, clockNanos, wallMicros(T0.plusSeconds(3600)));
+        List<Message> admitted = window.admit(batch, clockNanos, wallMicros(T0.plusSeconds(3600))).messages();
         try (PreparedStatement insert = engine.connection().prepareStatement(
                 "INSERT INTO counts VALUES (time_bucket(INTERVAL '60 seconds', make_timestamptz(?)), ?, 1)")) {
             for (Message message : admitted) {
@@ -144,7 +152,7 @@ class WindowSimulatorTest {
                 insert.execute();
             }
         }
-        return window.placed(admitted, clockNanos);
+        return window.placed(admitted, clockNanos).closeDue();
     }
 
     private static long wallMicros(Instant instant) {
@@ -361,10 +369,10 @@ class WindowSimulatorTest {
                 "INSERT INTO counts VALUES (time_bucket(INTERVAL '60 seconds', make_timestamptz(?)), 'a', 1)")) {
             List<Message> admitted = window.admit(List.of(new Message("events", 0, 2, null,
                     ("{\"ts\":\"" + T0.plusSeconds(130) + "\",\"city\":\"a\"}").getBytes(StandardCharsets.UTF_8))), clockNanos,
-                    wallMicros(T0));
+                    wallMicros(T0)).messages();
             insert.setLong(1, admitted.getFirst().eventTime());
             insert.execute();
-            assertThat(window.placed(admitted, clockNanos)).isTrue();
+            assertThat(window.placed(admitted, clockNanos).closeDue()).isTrue();
         }
         stop();
         window = null;
