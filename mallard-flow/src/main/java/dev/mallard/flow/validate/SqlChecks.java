@@ -100,6 +100,14 @@ final class SqlChecks implements AutoCloseable {
             if (window.isObject() && outcome.errors().isEmpty()) {
                 checkWindow("tables.sql[" + i + "].window", tables.get(i).path("name").asText(), window, outcome);
             }
+            JsonNode polled = tables.get(i).path("manager").path("tumbling_window");
+            if (polled.isObject() && outcome.errors().isEmpty()) {
+                for (String key : List.of("collect_closed_windows_sql", "delete_closed_windows_sql")) {
+                    if (polled.path(key).isTextual()) {
+                        bindOnly("tables.sql[" + i + "].manager.tumbling_window." + key, polled.path(key).asText(), outcome);
+                    }
+                }
+            }
         }
         return toCheck("sql.tables", outcome, tables.isEmpty());
     }
@@ -124,6 +132,17 @@ final class SqlChecks implements AutoCloseable {
         String emitSql = window.path("emit_sql").isTextual() ? window.path("emit_sql").asText() : WindowConfig.DEFAULT_EMIT_SQL;
         WindowChecks.emitSql(sandbox, table, emitSql)
                 .ifPresent(problem -> outcome.errors().add(windowProblem(path + ".emit_sql", problem)));
+    }
+
+    /** Binds each statement of a polled window's query against the sandbox's tables without running it. */
+    private void bindOnly(String path, String script, Outcome outcome) {
+        for (SqlScript.Statement statement : SqlScript.split(script)) {
+            try (PreparedStatement prepared = sandbox.prepareStatement(statement.sql())) {
+                // Prepared is bound: enough to name a missing table or column.
+            } catch (SQLException e) {
+                outcome.errors().add(problem(path, script, statement, firstLine(e)));
+            }
+        }
     }
 
     private ConfigProblem windowProblem(String path, String message) {

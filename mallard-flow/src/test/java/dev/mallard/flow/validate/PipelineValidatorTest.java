@@ -55,6 +55,41 @@ class PipelineValidatorTest {
     }
 
     @Test
+    void sqlflowsBlueskyWindowedExampleValidates() throws Exception {
+        String yaml;
+        try (java.io.InputStream in = PipelineValidatorTest.class.getResourceAsStream("/sqlflow/bluesky.kafka.windowed.yml")) {
+            yaml = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        }
+        ValidationReport report = validate(yaml);
+        assertThat(report.errors()).as(report.toText()).isEmpty();
+        assertThat(check(report, "sql.tables").status()).isEqualTo(Check.Status.PASS);
+    }
+
+    @Test
+    void aPolledWindowsCollectQueryThatDoesNotBindFailsValidationNamingTheKey() {
+        ValidationReport report = validate("""
+                tables:
+                  sql:
+                    - name: w
+                      sql: CREATE TABLE w (bucket TIMESTAMPTZ, n INT)
+                      manager:
+                        tumbling_window:
+                          collect_closed_windows_sql: SELECT bucket, missing FROM w
+                          delete_closed_windows_sql: DELETE FROM w WHERE bucket < now()
+                        sink: {type: console}
+                pipeline:
+                  batch_size: 10
+                """ + SOURCE + """
+                  handler: {type: handlers.InferredMemBatch, sql: "INSERT INTO w SELECT now(), 1 FROM batch"}
+                  sink: {type: noop}
+                """);
+        assertThat(report.errors()).singleElement().satisfies(problem -> {
+            assertThat(problem.path()).isEqualTo("tables.sql[0].manager.tumbling_window.collect_closed_windows_sql");
+            assertThat(problem.message()).contains("missing");
+        });
+    }
+
+    @Test
     void aClickHouseSinkFailsValidationSayingTheSinkIsNotAvailable() {
         // SQLFlow's kafka.clickhouse.yml: validate must not call valid what run cannot do.
         ValidationReport report = validate("""
