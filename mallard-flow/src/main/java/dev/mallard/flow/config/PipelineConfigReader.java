@@ -20,6 +20,7 @@ import dev.mallard.flow.config.PipelineConfig.SinkConfig;
 import dev.mallard.flow.config.PipelineConfig.SourceConfig;
 import dev.mallard.flow.config.PipelineConfig.TableSql;
 import dev.mallard.flow.config.PipelineConfig.WindowConfig;
+import dev.mallard.flow.sink.iceberg.IcebergSettings;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -142,6 +143,11 @@ public final class PipelineConfigReader {
         }
         for (Map.Entry<String, JsonNode> entry : sinks.entrySet()) {
             String sink = entry.getKey();
+            if ("iceberg".equals(entry.getValue().path("type").asText())) {
+                for (IcebergSettings.Problem fault : IcebergSettings.problems(entry.getValue().path("iceberg"))) {
+                    errors.add(problem(file, yaml, sink + ".iceberg." + fault.key(), fault.code(), fault.message()));
+                }
+            }
             if ("clickhouse".equals(entry.getValue().path("type").asText())) {
                 // No ClickHouse server can run where Mallard is tested, so the sink is not built rather than built untested.
                 errors.add(problem(file, yaml, sink + ".type", ErrorCode.USER_CONFIG_UNSUPPORTED,

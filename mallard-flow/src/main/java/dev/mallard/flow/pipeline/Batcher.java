@@ -17,6 +17,7 @@ import dev.mallard.flow.source.Message;
 import dev.mallard.flow.source.Source;
 import dev.mallard.flow.source.Source.Partition;
 import dev.mallard.flow.state.OffsetStore;
+import dev.mallard.flow.state.PipelineIdentity;
 import dev.mallard.flow.window.WindowHandOver;
 import dev.mallard.flow.window.Windows;
 import java.nio.charset.StandardCharsets;
@@ -60,10 +61,11 @@ final class Batcher {
     private final Optional<StateStats> stats;
     private final Windows windows;
     private final ErrorPolicy policy;
+    private final PipelineIdentity identity;
     private volatile long setAside;
 
     Batcher(Engine engine, Optional<OffsetStore> offsets, Handler handler, Sink sink, Optional<Sink> dlq, PipelineMetrics metrics,
-            Optional<StateStats> stats, Windows windows, ErrorPolicy policy) {
+            Optional<StateStats> stats, Windows windows, ErrorPolicy policy, PipelineIdentity identity) {
         this.engine = requireNonNull(engine, "engine is null");
         this.offsets = requireNonNull(offsets, "offsets is null");
         this.handler = requireNonNull(handler, "handler is null");
@@ -73,6 +75,7 @@ final class Batcher {
         this.stats = requireNonNull(stats, "stats is null");
         this.windows = requireNonNull(windows, "windows is null");
         this.policy = requireNonNull(policy, "policy is null");
+        this.identity = requireNonNull(identity, "identity is null");
     }
 
     /** Messages (handler.write) and batches (handler.invoke) set aside by the IGNORE or DLQ policy so far. */
@@ -98,6 +101,7 @@ final class Batcher {
                 ResultTable result = timed(Phase.HANDLER_INVOKE, () -> invoke(loadable));
                 if (result != null && !result.isEmpty()) {
                     timed(Phase.SINK_WRITE, () -> {
+                        sink.positions(identity, next);
                         sink.write(result);
                         return null;
                     });

@@ -259,7 +259,7 @@ public final class PipelineRunner implements AutoCloseable {
                                 stats.map(s -> (java.util.function.Supplier<String>) s::json)))
                         .orElse(null);
                 StateStats closingStats = stats.orElse(null);
-                Source source = sources.open(config, partition -> offsets.flatMap(store -> store.next(partition)));
+                Source source = sources.open(config, partition -> resumeAt(partition, offsets));
                 Handler handler = Handlers.create(pipeline.handler(), RecordColumns.of(pipeline.source()), engine.connection(), environment,
                         statePath.isPresent());
                 RetryingSink sink = new RetryingSink(Sinks.create(pipeline.sink(), options.console(), engine.allocator()),
@@ -275,7 +275,7 @@ public final class PipelineRunner implements AutoCloseable {
             LOG.info("pipeline started name={} batch_size={} state={} metrics_port={}", pipeline.name(), pipeline.batchSize(),
                     statePath.map(Path::toString).orElse("none"), served == null ? "none" : served.port());
             Batcher batcher = new Batcher(engine, offsets, handler, sink, Optional.ofNullable(dlq), metrics, stats, windows,
-                    pipeline.onError().policy());
+                    pipeline.onError().policy(), PipelineIdentity.of(config));
             this.batcher = batcher;
             consuming = true;
             // Buckets a crash left closed but unpublished go out first; SQLFlow's windows poll at start.
@@ -394,6 +394,20 @@ public final class PipelineRunner implements AutoCloseable {
 
     private boolean limitReached() {
         return options.maxMessages() > 0 && consumed >= options.maxMessages();
+    }
+
+    /**
+     * Where a newly assigned partition resumes: the state's offset, or the sink's when it committed further (a crash
+     * after an Iceberg commit and before the offsets' commit).
+     */
+    private Optional<Long> resumeAt(Partition partition, Optional<OffsetStore> offsets) {
+        Optional<Long> stored = offsets.flatMap(store -> store.next(partition));
+        RetryingSink sink = openSink;
+        if (sink == null) {
+            return stored;
+        }
+        Optional<Long> committed = Optional.ofNullable(sink.committedPositions(PipelineIdentity.of(config)).get(partition));
+        return committed.isPresent() && stored.map(offset -> committed.get() > offset).orElse(true) ? committed : stored;
     }
 
     /** Up to batch_size messages, or what arrived within flush_interval_seconds, or what arrived before a stop. */

@@ -5,7 +5,10 @@ import static java.util.Objects.requireNonNull;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import dev.mallard.flow.source.Source.Partition;
+import dev.mallard.flow.state.PipelineIdentity;
 import java.time.Duration;
+import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -88,6 +91,16 @@ public final class RetryingSink implements Sink {
                 backoff = backoff.multipliedBy(2).compareTo(ladder.maxBackoff()) > 0 ? ladder.maxBackoff() : backoff.multipliedBy(2);
             }
         }
+    }
+
+    @Override
+    public void positions(PipelineIdentity pipeline, Map<Partition, Long> nextOffsets) {
+        sink.positions(pipeline, nextOffsets);
+    }
+
+    @Override
+    public Map<Partition, Long> committedPositions(PipelineIdentity pipeline) {
+        return sink.committedPositions(pipeline);
     }
 
     /** True while the sink's service is not answering and a flush is being retried. Read from other threads (/healthz). */

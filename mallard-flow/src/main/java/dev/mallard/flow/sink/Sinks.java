@@ -3,6 +3,8 @@ package dev.mallard.flow.sink;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
 import dev.mallard.flow.config.PipelineConfig.SinkConfig;
+import dev.mallard.flow.sink.iceberg.IcebergSettings;
+import dev.mallard.flow.sink.iceberg.IcebergSink;
 import dev.mallard.flow.sink.postgres.PostgresSink;
 import java.io.OutputStream;
 import org.apache.arrow.memory.BufferAllocator;
@@ -18,8 +20,9 @@ public final class Sinks {
             case "sqlcommand" -> new SqlCommandSink(config.sql(), config.substitutions());
             case "kafka" -> new KafkaSink(config.settings(), config.retry(), allocator);
             case "postgres" -> new PostgresSink(PostgresSink.Settings.of(config.settings(), config.retry()), allocator);
+            case "iceberg" -> new IcebergSink(IcebergSettings.of(config.settings(), System.getenv()));
             default -> throw new MallardException(ErrorCode.USER_CONFIG_UNSUPPORTED, "sink type " + config.type()
-                    + " is accepted by validate but cannot run in this version of Mallard; use console, noop, sqlcommand, kafka or postgres");
+                    + " is accepted by validate but cannot run in this version of Mallard; use console, noop, sqlcommand, kafka, postgres or iceberg");
         };
     }
 }
