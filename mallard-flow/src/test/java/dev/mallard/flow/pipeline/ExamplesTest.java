@@ -54,7 +54,7 @@ class ExamplesTest {
                     "{\"city\":\"Baltimore\",\"total\":1}",
                     "{\"city\":\"New York\",\"total\":1}")));
 
-    /** Examples of the webhook, WebSocket and Postgres connectors (Map.of holds at most ten entries). */
+    /** Examples of the webhook, WebSocket, Postgres and Iceberg connectors (Map.of holds at most ten entries). */
     private static final Map<String, Expectation> CONNECTOR_EXAMPLES = Map.of(
             "websocket-bluesky.yml", new Expectation("jetstream-events.jsonl", List.of(
                     "{\"collection\":\"app.bsky.feed.post\",\"created\":2}",
@@ -65,7 +65,12 @@ class ExamplesTest {
                     "{\"action\":\"closed\",\"number\":7,\"repo\":\"octo-org/hello-world\",\"sender\":\"octocat\"}")),
             "postgres-upsert.yml", new Expectation("city-events.jsonl", List.of(
                     "{\"city\":\"Baltimore\",\"total\":1}",
-                    "{\"city\":\"New York\",\"total\":1}")));
+                    "{\"city\":\"New York\",\"total\":1}")),
+            "kafka-iceberg.yml", new Expectation("timed-events.jsonl", List.of(
+                    "{\"timestamp\":\"2015-12-12T19:11:01.249\",\"city\":\"New York\"}",
+                    "{\"timestamp\":\"2015-12-12T19:11:01.249\",\"city\":\"New York\"}",
+                    "{\"timestamp\":\"2015-12-12T19:11:01.249\",\"city\":\"Baltimore\"}",
+                    "{\"timestamp\":\"2015-12-12T19:11:01.249\",\"city\":\"Baltimore\"}")));
 
     private static Expectation expected(String example) {
         return CONNECTOR_EXAMPLES.containsKey(example) ? CONNECTOR_EXAMPLES.get(example) : EXPECTED.get(example);

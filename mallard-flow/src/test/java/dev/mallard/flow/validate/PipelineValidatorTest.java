@@ -115,6 +115,33 @@ class PipelineValidatorTest {
     }
 
     @Test
+    void sqlflowsKafkaIcebergConfigValidatesUnchangedAndABadCatalogBlockFailsNamingEachKey() {
+        String sink = """
+                  handler:
+                    type: handlers.InferredMemBatch
+                    sql: SELECT CAST(timestamp AS TIMESTAMP) AS timestamp, properties.city AS city FROM batch
+                  sink:
+                    type: iceberg
+                    iceberg:
+                      catalog_name: sqlflow_test
+                """;
+        ValidationReport sqlflow = validate("pipeline:\n  batch_size: 5000\n" + SOURCE + sink + "      table_name: default.city_events\n");
+        assertThat(sqlflow.errors()).as(sqlflow.toText()).isEmpty();
+
+        ValidationReport bad = validate("pipeline:\n  batch_size: 5000\n" + SOURCE + sink + """
+                      table_name: city_events
+                      catalog:
+                        uri: mysql://db/lake
+                        warehouse: s3://bucket/lake
+                """);
+        assertThat(bad.exitCode()).isEqualTo(ExitCode.USER_FAULT);
+        assertThat(bad.errors()).extracting(ConfigProblem::path, ConfigProblem::code).containsExactlyInAnyOrder(
+                org.assertj.core.groups.Tuple.tuple("pipeline.sink.iceberg.table_name", ErrorCode.USER_CONFIG_INVALID),
+                org.assertj.core.groups.Tuple.tuple("pipeline.sink.iceberg.catalog.uri", ErrorCode.USER_ICEBERG_CATALOG_INVALID),
+                org.assertj.core.groups.Tuple.tuple("pipeline.sink.iceberg.catalog.warehouse", ErrorCode.USER_CONFIG_UNSUPPORTED));
+    }
+
+    @Test
     void validateLoadsNoExtensionForAnS3SettingAndSaysInFullWhyItWasNotChecked() {
         // SQLFlow's s3.parquet.sink.yml sets s3_* in its commands; DuckDB would autoload (and download) httpfs for them.
         ValidationReport report = validate("""
