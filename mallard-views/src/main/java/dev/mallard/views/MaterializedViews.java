@@ -100,6 +100,8 @@ public final class MaterializedViews implements AutoCloseable {
     private Duration reconcileInterval;
     private long lastReconcileNanos = System.nanoTime();
     private long compactAfterRows = DEFAULT_COMPACT_ROWS;
+    /** How far one evaluation of a recursive view may run ({@link #recursionLimit}). */
+    private final RecursionLimit recursionLimit = new RecursionLimit();
     private long waitJoinedUnderRows = DEFAULT_WAIT_JOINED_UNDER_ROWS;
     /**
      * The rows of the tables that views merged on read join (DuckDB's {@code estimated_size}), as of the last reload,
@@ -134,7 +136,7 @@ public final class MaterializedViews implements AutoCloseable {
         this.registry = new ViewRegistry(connection);
         this.catalog = new Catalog(connection);
         this.tree = new SqlTree(connection);
-        this.compiler = new ViewCompiler(tree, catalog);
+        this.compiler = new ViewCompiler(tree, catalog, recursionLimit);
         this.attachedCapture = new AttachedCapture(connection, catalog, registry);
     }
 
@@ -343,6 +345,26 @@ public final class MaterializedViews implements AutoCloseable {
         }
         this.compactAfterRows = rows;
         return this;
+    }
+
+    /**
+     * Bounds one evaluation of a recursive view (its fill at CREATE, one sync's rounds): at most {@code rounds}
+     * semi-naive rounds and {@code time}, after which DuckDB's interrupt stops the running statement. Past either, the
+     * CREATE or sync fails with {@code user.view.recursion_unbounded}, naming the view, and changes nothing. Defaults
+     * 10,000 rounds and 60 s ({@code dbsp_recursion_limit(rounds, seconds)} in SQL).
+     */
+    public MaterializedViews recursionLimit(long rounds, Duration time) {
+        recursionLimit.set(rounds, time);
+        return this;
+    }
+
+    /** The recursion limit's rounds and time ({@link #recursionLimit}). */
+    public long recursionRounds() {
+        return recursionLimit.rounds();
+    }
+
+    public Duration recursionTime() {
+        return recursionLimit.time();
     }
 
     /**

@@ -28,9 +28,11 @@ import java.util.stream.Collectors;
  * @param base the anchor's branches; their columns are r's columns
  * @param steps the recursive branches, each reading r through one mention of {@code closure}
  * @param result the view's SELECT over r alone (r read through {@code closure})
+ * @param view the view's name, for the error of a recursion that does not end
+ * @param limit how many rounds, and how long, one evaluation may take
  */
-record RecursiveProgram(TableName closure, List<String> columns, List<Branch> base, List<Branch> steps, Branch result)
-        implements DeltaProgram {
+record RecursiveProgram(TableName closure, List<String> columns, List<Branch> base, List<Branch> steps, Branch result,
+        String view, RecursionLimit limit) implements DeltaProgram {
     private static final String DELETED = "mallard_rec_deleted";
     private static final String FRONTIER = "mallard_rec_frontier";
     private static final String NEXT = "mallard_rec_next";
@@ -46,6 +48,8 @@ record RecursiveProgram(TableName closure, List<String> columns, List<Branch> ba
         base = List.copyOf(base);
         steps = List.copyOf(steps);
         requireNonNull(result, "result is null");
+        requireNonNull(view, "view is null");
+        requireNonNull(limit, "limit is null");
         if (base.isEmpty() || steps.isEmpty()) {
             throw new IllegalArgumentException("a recursion needs a base and a step");
         }
@@ -69,17 +73,37 @@ record RecursiveProgram(TableName closure, List<String> columns, List<Branch> ba
 
     @Override
     public void initialize(Connection connection) {
+        try (RecursionLimit.Run run = limit.start(view, connection)) {
+            try {
+                initialize(connection, run);
+            } catch (RuntimeException e) {
+                throw run.failed(e);
+            }
+        }
+    }
+
+    private void initialize(Connection connection, RecursionLimit.Run run) {
         String anchors = union(base.stream().map(b -> rows(b, closure.sql(), i -> Reading.NOW)).toList());
         Sql.createEmpty(connection, "CREATE OR REPLACE TABLE " + closure.sql(), anchors, "");
-        Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + FRONTIER + " AS " + anchors);
-        Sql.update(connection, "INSERT INTO " + closure.sql() + " SELECT * FROM " + FRONTIER);
-        Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + ADDED + " AS SELECT * FROM " + FRONTIER);
-        iterate(connection);
-        Sql.update(connection, "INSERT INTO " + ViewTable.OUTPUT + " " + result.source().current(result.columns()));
+        run.update("CREATE OR REPLACE TEMP TABLE " + FRONTIER + " AS " + anchors);
+        run.update("INSERT INTO " + closure.sql() + " SELECT * FROM " + FRONTIER);
+        run.update("CREATE OR REPLACE TEMP TABLE " + ADDED + " AS SELECT * FROM " + FRONTIER);
+        iterate(connection, run);
+        run.update("INSERT INTO " + ViewTable.OUTPUT + " " + result.source().current(result.columns()));
     }
 
     @Override
     public void maintain(Connection connection, Set<TableName> changed) {
+        try (RecursionLimit.Run run = limit.start(view, connection)) {
+            try {
+                maintain(connection, changed, run);
+            } catch (RuntimeException e) {
+                throw run.failed(e);
+            }
+        }
+    }
+
+    private void maintain(Connection connection, Set<TableName> changed, RecursionLimit.Run run) {
         String now = closure.sql();
         // Over-delete: rows with a derivation that used a deleted row, then what those rows derive.
         List<String> lost = new ArrayList<>();
@@ -91,19 +115,20 @@ record RecursiveProgram(TableName closure, List<String> columns, List<Branch> ba
         }
         Sql.createEmpty(connection, "CREATE OR REPLACE TEMP TABLE " + DELETED, "SELECT * FROM " + now, "");
         if (!lost.isEmpty()) {
-            Sql.update(connection, "INSERT INTO " + DELETED + " " + intersectClosure(lost));
+            run.update("INSERT INTO " + DELETED + " " + intersectClosure(lost));
         }
-        Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + FRONTIER + " AS SELECT * FROM " + DELETED);
-        while (Sql.count(connection, "SELECT count(*) FROM " + FRONTIER) > 0) {
+        run.update("CREATE OR REPLACE TEMP TABLE " + FRONTIER + " AS SELECT * FROM " + DELETED);
+        while (run.count("SELECT count(*) FROM " + FRONTIER) > 0) {
+            run.round();
             List<String> derived = steps.stream().map(s -> rows(s, FRONTIER, j -> before(s, j, changed))).toList();
-            Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + NEXT + " AS SELECT * FROM (" + intersectClosure(derived)
+            run.update("CREATE OR REPLACE TEMP TABLE " + NEXT + " AS SELECT * FROM (" + intersectClosure(derived)
                     + ") EXCEPT SELECT * FROM " + DELETED);
-            Sql.update(connection, "INSERT INTO " + DELETED + " SELECT * FROM " + NEXT);
-            Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + FRONTIER + " AS SELECT * FROM " + NEXT);
+            run.update("INSERT INTO " + DELETED + " SELECT * FROM " + NEXT);
+            run.update("CREATE OR REPLACE TEMP TABLE " + FRONTIER + " AS SELECT * FROM " + NEXT);
         }
-        boolean overDeleted = Sql.count(connection, "SELECT count(*) FROM " + DELETED) > 0;
+        boolean overDeleted = run.count("SELECT count(*) FROM " + DELETED) > 0;
         if (overDeleted) {
-            Sql.update(connection, "DELETE FROM " + now + " AS c WHERE EXISTS (SELECT 1 FROM " + DELETED + " AS d WHERE "
+            run.update("DELETE FROM " + now + " AS c WHERE EXISTS (SELECT 1 FROM " + DELETED + " AS d WHERE "
                     + match("c", "d") + ")");
         }
         // Seeds: the over-deleted rows that still have a derivation, and rows derived with an inserted row.
@@ -123,18 +148,18 @@ record RecursiveProgram(TableName closure, List<String> columns, List<Branch> ba
         Sql.createEmpty(connection, "CREATE OR REPLACE TEMP TABLE " + ADDED, "SELECT * FROM " + now, "");
         Sql.createEmpty(connection, "CREATE OR REPLACE TEMP TABLE " + FRONTIER, "SELECT * FROM " + now, "");
         if (!seeds.isEmpty()) {
-            Sql.update(connection, "INSERT INTO " + FRONTIER + " SELECT * FROM (" + union(seeds) + ") EXCEPT SELECT * FROM " + now);
-            Sql.update(connection, "INSERT INTO " + now + " SELECT * FROM " + FRONTIER);
-            Sql.update(connection, "INSERT INTO " + ADDED + " SELECT * FROM " + FRONTIER);
+            run.update("INSERT INTO " + FRONTIER + " SELECT * FROM (" + union(seeds) + ") EXCEPT SELECT * FROM " + now);
+            run.update("INSERT INTO " + now + " SELECT * FROM " + FRONTIER);
+            run.update("INSERT INTO " + ADDED + " SELECT * FROM " + FRONTIER);
         }
-        iterate(connection);
+        iterate(connection, run);
         // The closure's change: a row both over-deleted and derived again did not move.
-        Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + CHANGE + " AS SELECT *, 1 AS " + Source.WEIGHT + " FROM ("
+        run.update("CREATE OR REPLACE TEMP TABLE " + CHANGE + " AS SELECT *, 1 AS " + Source.WEIGHT + " FROM ("
                 + "SELECT * FROM " + ADDED + " EXCEPT SELECT * FROM " + DELETED + ") UNION ALL SELECT *, -1 FROM ("
                 + "SELECT * FROM " + DELETED + " EXCEPT SELECT * FROM " + ADDED + ")");
         Source outer = result.source();
         String alias = Sql.quote(outer.occurrences().get(0).alias());
-        Sql.update(connection, "INSERT INTO " + ViewTable.OUTPUT + " " + outer.reading(result.columns(), alias + "." + Source.WEIGHT,
+        run.update("INSERT INTO " + ViewTable.OUTPUT + " " + outer.reading(result.columns(), alias + "." + Source.WEIGHT,
                 i -> CHANGE));
     }
 
@@ -144,14 +169,15 @@ record RecursiveProgram(TableName closure, List<String> columns, List<Branch> ba
     }
 
     /** Semi-naive rounds: the step over the last round's new rows, until a round derives nothing new. */
-    private void iterate(Connection connection) {
-        while (Sql.count(connection, "SELECT count(*) FROM " + FRONTIER) > 0) {
+    private void iterate(Connection connection, RecursionLimit.Run run) {
+        while (run.count("SELECT count(*) FROM " + FRONTIER) > 0) {
+            run.round();
             List<String> derived = steps.stream().map(s -> rows(s, FRONTIER, j -> Reading.NOW)).toList();
-            Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + NEXT + " AS SELECT * FROM (" + union(derived)
+            run.update("CREATE OR REPLACE TEMP TABLE " + NEXT + " AS SELECT * FROM (" + union(derived)
                     + ") EXCEPT SELECT * FROM " + closure.sql());
-            Sql.update(connection, "INSERT INTO " + closure.sql() + " SELECT * FROM " + NEXT);
-            Sql.update(connection, "INSERT INTO " + ADDED + " SELECT * FROM " + NEXT);
-            Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + FRONTIER + " AS SELECT * FROM " + NEXT);
+            run.update("INSERT INTO " + closure.sql() + " SELECT * FROM " + NEXT);
+            run.update("INSERT INTO " + ADDED + " SELECT * FROM " + NEXT);
+            run.update("CREATE OR REPLACE TEMP TABLE " + FRONTIER + " AS SELECT * FROM " + NEXT);
         }
     }
 

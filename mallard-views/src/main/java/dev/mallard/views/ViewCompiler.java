@@ -31,9 +31,12 @@ import java.util.stream.Collectors;
 final class ViewCompiler {
     private final SqlTree tree;
     private final Catalog catalog;
-    ViewCompiler(SqlTree tree, Catalog catalog) {
+    private final RecursionLimit recursionLimit;
+
+    ViewCompiler(SqlTree tree, Catalog catalog, RecursionLimit recursionLimit) {
         this.tree = tree;
         this.catalog = catalog;
+        this.recursionLimit = recursionLimit;
     }
 
     DeltaProgram compile(String view, String sql) {
@@ -718,7 +721,8 @@ final class ViewCompiler {
             String alternative = "write the recursion as base UNION step, where the step joins r once with tables";
             if (definition.path("union_all").asBoolean(false)) {
                 throw Refusal.unsupported(view, "WITH RECURSIVE ... UNION ALL (a recursion that keeps duplicates)",
-                        "use UNION: the view keeps the recursion's set of rows");
+                        "use UNION: the view keeps the recursion's set of rows, which also ends on a cyclic graph; or carry a depth "
+                                + "column and bound it in the step's WHERE (WHERE r.depth < 10)");
             }
             checkModifiers(definition);
             checkQueryShape(node);
@@ -773,7 +777,7 @@ final class ViewCompiler {
                             "create the recursion as a materialized view (SELECT ... FROM " + name
                                     + ") and join or aggregate it in a materialized view over that view");
                 }
-                return new RecursiveProgram(closure, names, base, steps, new Branch(source, printed(select)));
+                return new RecursiveProgram(closure, names, base, steps, new Branch(source, printed(select)), view, recursionLimit);
             } finally {
                 ctes = outer;
                 recursion = null;

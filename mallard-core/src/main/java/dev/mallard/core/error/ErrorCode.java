@@ -55,6 +55,8 @@ public enum ErrorCode {
             "A materialized view's query uses an operator Mallard does not maintain incrementally yet; the message names it and the alternative."),
     USER_VIEW_NOT_FOUND("user.view.not_found", ExitCode.USER_FAULT,
             "No materialized view has the given name."),
+    USER_VIEW_RECURSION_UNBOUNDED("user.view.recursion_unbounded", ExitCode.USER_FAULT,
+            "A recursive materialized view's recursion did not reach a fixpoint within the recursion limit (rounds or time); bound it with UNION or a depth column, or raise dbsp_recursion_limit."),
     USER_VIEW_EXISTS("user.view.exists", ExitCode.USER_FAULT,
             "A table, view or materialized view already has the name a new materialized view asks for."),
     USER_VIEW_DEPENDED_ON("user.view.depended_on", ExitCode.USER_FAULT,
