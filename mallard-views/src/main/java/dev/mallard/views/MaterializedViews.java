@@ -102,6 +102,8 @@ public final class MaterializedViews implements AutoCloseable {
     private long compactAfterRows = DEFAULT_COMPACT_ROWS;
     /** How far one evaluation of a recursive view may run ({@link #recursionLimit}). */
     private final RecursionLimit recursionLimit = new RecursionLimit();
+    /** What a sync may use, and whether it logs per-view timings ({@link #spill}, {@link #parallel}, {@link #timing}). */
+    private final SyncSettings syncSettings = new SyncSettings(System.getenv(SyncSettings.TIMING_ENVIRONMENT));
     private long waitJoinedUnderRows = DEFAULT_WAIT_JOINED_UNDER_ROWS;
     /**
      * The rows of the tables that views merged on read join (DuckDB's {@code estimated_size}), as of the last reload,
@@ -365,6 +367,126 @@ public final class MaterializedViews implements AutoCloseable {
 
     public Duration recursionTime() {
         return recursionLimit.time();
+    }
+
+    /**
+     * Bounds the memory a sync may use to {@code bytes} ({@code dbsp_spill}): the sync sets DuckDB's {@code memory_limit}
+     * to it while it runs, so its joins, aggregates and sorts spill to DuckDB's {@code temp_directory}, and puts the
+     * previous limit back after. 0 leaves DuckDB's own limit. At least 16 MiB.
+     */
+    public MaterializedViews spill(long bytes) {
+        syncSettings.spill(bytes);
+        return this;
+    }
+
+    public long spillBytes() {
+        return syncSettings.spillBytes();
+    }
+
+    /**
+     * Lets a sync's statements run on {@code threads} DuckDB threads ({@code dbsp_parallel}), set while it runs and
+     * put back after; 0 leaves DuckDB's own {@code threads}. A sync stays one transaction on one connection.
+     */
+    public MaterializedViews parallel(int threads) {
+        syncSettings.threads(threads);
+        return this;
+    }
+
+    public int parallelism() {
+        return syncSettings.threads();
+    }
+
+    /** Logs each view's sync time at INFO ({@code DBSP_TIMING=1} in the environment turns it on at attach). */
+    public MaterializedViews timing(boolean on) {
+        syncSettings.timing(on);
+        return this;
+    }
+
+    public boolean timing() {
+        return syncSettings.timing();
+    }
+
+    /**
+     * The tables a view reads, as the catalog spells them, without the schema for the views' own database and schema
+     * (as {@code dbsp_create_view} reports them: {@code Created view: v (sources: orders)}).
+     */
+    public List<String> sources(String name) {
+        MaintainedView view = maintained(name);
+        String schema = schema();
+        return view.program().tables().stream().distinct()
+                .map(t -> t.isHome() && t.schema().equalsIgnoreCase(schema) ? t.table() : t.toString()).toList();
+    }
+
+    /** Fails with {@code user.sql.invalid} unless the table is tracked ({@code dbsp_sync('t')} of a table no view reads). */
+    public void requireTracked(String table) {
+        if (!registry.tracked().contains(trackable(table))) {
+            throw new MallardException(ErrorCode.USER_SQL_INVALID, "table " + table + " is not tracked: no view reads it "
+                    + "and dbsp_track did not ask for it; SELECT dbsp_track('" + table + "') first");
+        }
+    }
+
+    /** The number of columns of a table, named as {@link #track} returns it. */
+    public long columnCount(String table) {
+        return Sql.count(connection, "SELECT count(*) FROM (DESCRIBE SELECT * FROM " + trackable(table).sql() + ")");
+    }
+
+    /**
+     * Writes the view set to a JSON file ({@code dbsp_save(path)}): every view's name and query in creation order, the
+     * tables {@code dbsp_track} asked for, and the settings (recursion limit, spill bound, parallelism). Returns the
+     * number of views written.
+     */
+    public int save(java.nio.file.Path path) {
+        requireNonNull(path, "path is null");
+        return maintaining(() -> {
+            if (registry.generation() != generation) {
+                    reload();
+                }
+            Map<String, Long> created = registry.createdAt();
+            List<ViewSetFile.View> list = new ArrayList<>();
+            for (ViewRegistry.Entry entry : registry.views()) {
+                List<String> sources = views.containsKey(key(entry.name())) ? sources(entry.name()) : List.of();
+                list.add(new ViewSetFile.View(entry.name(), entry.sql(), sources, created.getOrDefault(entry.name(), 0L)));
+            }
+            List<String> tracked = registry.explicitlyTracked().stream().map(TableName::toString).sorted().toList();
+            new ViewSetFile(tracked, list, new ViewSetFile.Settings(recursionLimit.rounds(), recursionLimit.time().toSeconds(),
+                    syncSettings.spillBytes(), syncSettings.threads())).write(path);
+            LOG.info("view set saved path={} views={} tracked_tables={}", path, list.size(), tracked.size());
+            return list.size();
+        });
+    }
+
+    /**
+     * Reads a view set written by {@link #save} into this database ({@code dbsp_load(path)}): tracks its tracked
+     * tables, applies its settings, and creates its views in the saved order, each filled from this database's
+     * tables (so each equals its query here). A view that exists already with the same query is kept; one with another
+     * query, or a table or view of that name, fails with {@code user.view.exists}. The first view that fails stops the
+     * load with its error; the views created before it stay, so running the load again after the fix finishes it.
+     * Returns the number of views the file holds.
+     */
+    public int load(java.nio.file.Path path) {
+        requireNonNull(path, "path is null");
+        ViewSetFile file = ViewSetFile.read(path);
+        ViewSetFile.Settings settings = file.settings();
+        recursionLimit.set(settings.recursionRounds(), Duration.ofSeconds(settings.recursionSeconds()));
+        syncSettings.spill(settings.spillBytes());
+        syncSettings.threads(settings.parallel());
+        for (String table : file.trackedTables()) {
+            track(table);
+        }
+        for (ViewSetFile.View view : file.views()) {
+            boolean same = maintaining(() -> {
+                if (registry.generation() != generation) {
+                    reload();
+                }
+                MaintainedView existing = views.get(key(view.name()));
+                return existing != null && existing.sql().equals(stripSemicolon(view.sql()));
+            });
+            if (!same) {
+                createView(view.name(), view.sql());
+            }
+        }
+        LOG.info("view set loaded path={} views={} tracked_tables={}", path, file.views().size(), file.trackedTables().size());
+        return file.views().size();
     }
 
     /**
@@ -1074,7 +1196,9 @@ public final class MaterializedViews implements AutoCloseable {
         }
         long[] changed = new long[1];
         long deltaSyncsBefore = deltaSyncs;
-        transaction(() -> changed[0] = syncInTransaction());
+        try (SyncSettings.Applied bounds = syncSettings.apply(connection)) {
+            transaction(() -> changed[0] = syncInTransaction());
+        }
         if (deltaSyncs > deltaSyncsBefore) {
             exactDeltaSyncs++;
         }
@@ -1121,7 +1245,12 @@ public final class MaterializedViews implements AutoCloseable {
                 continue;
             }
             // The scratch tables stay (temporary, this connection's): the next view replaces them.
+            long started = System.nanoTime();
             long applied = maintain(view, touched);
+            if (syncSettings.timing()) {
+                LOG.info("view synced view={} took_ms={} rows_changed={} tables={}", view.name(), String.format(Locale.ROOT,
+                        "%.3f", (System.nanoTime() - started) / 1e6), applied, touched);
+            }
             rows += applied;
             TableName own = new TableName(schema, view.name());
             if (applied > 0 && trackedTables.contains(own)) {

@@ -15,7 +15,8 @@ import org.duckdb.DuckDBTableFunctionInitInfo;
 /**
  * The {@code dbsp_*} SQL functions as Java functions registered in DuckDB, so any connection to the database
  * (not only the {@link ViewSql} front door) can call them: {@code dbsp_sync()}, {@code dbsp_create_view(name, sql)},
- * {@code dbsp_drop_view(name)}, {@code dbsp_drop_view_cascade(name)}, {@code dbsp_track(table)},
+ * {@code dbsp_drop_view(name)} and {@code dbsp_drop(name)}, {@code dbsp_drop_view_cascade(name)} and
+ * {@code dbsp_drop_cascade(name)}, {@code dbsp_track(table)},
  * {@code dbsp_untrack(table)} and the table function {@code dbsp_stats()}. They run on the views' own
  * connection, in a transaction of their own, while the calling query runs: a query that calls
  * {@code dbsp_sync()} reads the tables as they were when it started, the next statement sees the sync.
@@ -30,26 +31,30 @@ final class SqlFunctions {
             DuckDBFunctions.scalarFunction().withName("dbsp_sync").withReturnType(Long.class)
                     .withFunction(() -> views.maintainingNow("dbsp_sync()", views::sync)).withVolatile().register(views.connection());
             DuckDBFunctions.scalarFunction().withName("dbsp_create_view").withParameters(String.class, String.class)
-                    .withReturnType(Boolean.class)
+                    .withReturnType(String.class)
                     .withFunction((String name, String sql) -> views.maintainingNow("dbsp_create_view()", () -> {
                         views.createView(name, sql);
-                        return true;
+                        return ViewStatus.created(name, views.sources(name));
                     })).withVolatile().register(views.connection());
-            DuckDBFunctions.scalarFunction().withName("dbsp_drop_view").withParameter(String.class)
-                    .withReturnType(Boolean.class)
-                    .withFunction((String name) -> views.maintainingNow("dbsp_drop_view()", () -> {
-                        views.dropView(name);
-                        return true;
-                    })).withVolatile().register(views.connection());
-            DuckDBFunctions.scalarFunction().withName("dbsp_drop_view_cascade").withParameter(String.class)
-                    .withReturnType(Boolean.class)
-                    .withFunction((String name) -> views.maintainingNow("dbsp_drop_view_cascade()", () -> {
-                        views.dropViewCascade(name);
-                        return true;
-                    })).withVolatile().register(views.connection());
+            for (String drop : List.of("dbsp_drop_view", "dbsp_drop")) {
+                DuckDBFunctions.scalarFunction().withName(drop).withParameter(String.class)
+                        .withReturnType(String.class)
+                        .withFunction((String name) -> views.maintainingNow(drop + "()", () -> {
+                            views.dropView(name);
+                            return ViewStatus.dropped();
+                        })).withVolatile().register(views.connection());
+            }
+            for (String drop : List.of("dbsp_drop_view_cascade", "dbsp_drop_cascade")) {
+                DuckDBFunctions.scalarFunction().withName(drop).withParameter(String.class)
+                        .withReturnType(String.class)
+                        .withFunction((String name) -> views.maintainingNow(drop + "()",
+                                () -> ViewStatus.droppedCascade(name, views.dropViewCascade(name))))
+                        .withVolatile().register(views.connection());
+            }
             DuckDBFunctions.scalarFunction().withName("dbsp_track").withParameter(String.class)
                     .withReturnType(String.class)
-                    .withFunction((String table) -> views.maintainingNow("dbsp_track()", () -> views.track(table))).withVolatile().register(views.connection());
+                    .withFunction((String table) -> views.maintainingNow("dbsp_track()",
+                            () -> ViewStatus.tracking(table, views.columnCount(views.track(table))))).withVolatile().register(views.connection());
             DuckDBFunctions.scalarFunction().withName("dbsp_untrack").withParameter(String.class)
                     .withReturnType(Boolean.class)
                     .withFunction((String table) -> views.maintainingNow("dbsp_untrack()", () -> views.untrack(table))).withVolatile().register(views.connection());

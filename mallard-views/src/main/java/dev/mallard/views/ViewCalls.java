@@ -27,7 +27,8 @@ import java.util.Set;
 final class ViewCalls {
     /** Functions that return one value; each has a table spelling too ({@code SELECT * FROM dbsp_sync()}). */
     private static final Set<String> SCALARS = Set.of("dbsp_sync", "dbsp_auto_sync", "dbsp_create_view", "dbsp_drop_view",
-            "dbsp_drop_view_cascade", "dbsp_drop", "dbsp_drop_cascade", "dbsp_track", "dbsp_untrack");
+            "dbsp_drop_view_cascade", "dbsp_drop", "dbsp_drop_cascade", "dbsp_track", "dbsp_untrack", "dbsp_save", "dbsp_load",
+            "dbsp_autopersist", "dbsp_spill", "dbsp_parallel", "dbsp_timing", "dbsp_recursion_limit");
     /** Functions that return rows. */
     private static final Set<String> TABLES = Set.of("dbsp_stats", "dbsp_query", "dbsp_check", "dbsp_changes");
     /** DuckDB's table functions that run SQL given as text. */
@@ -184,7 +185,7 @@ final class ViewCalls {
             if (!SCALARS.contains(name)) {
                 throw placement(name + "() as a value", "read it as a table: SELECT * FROM " + name + "(...)");
             }
-            String value = scalar(name, node);
+            String value = scalar(name, node, false);
             JsonNode constant = views.parseTree("SELECT " + value).path("statements").get(0).path("node").path("select_list").get(0);
             ObjectNode copy = (ObjectNode) constant.deepCopy();
             String alias = node.path("alias").asText();
@@ -194,7 +195,7 @@ final class ViewCalls {
         if ("TABLE_FUNCTION".equals(node.path("type").asText()) && isViewFunction(node.path("function").path("function_name").asText())) {
             JsonNode function = node.path("function");
             String name = function.path("function_name").asText().toLowerCase(Locale.ROOT);
-            String rows = SCALARS.contains(name) ? "SELECT " + scalar(name, function) + " AS " + name : table(name, function);
+            String rows = SCALARS.contains(name) ? "SELECT " + scalar(name, function, true) + " AS result" : table(name, function);
             JsonNode from = views.parseTree("SELECT * FROM (" + rows + ") AS " + name).path("statements").get(0)
                     .path("node").path("from_table");
             ObjectNode copy = (ObjectNode) from.deepCopy();
@@ -209,44 +210,126 @@ final class ViewCalls {
         return null;
     }
 
-    /** Runs a scalar view function; its result as a typed SQL literal. */
-    private String scalar(String name, JsonNode function) {
+    /**
+     * Runs a scalar view function; its result as a typed SQL literal. The status strings are the seed's
+     * ({@link ViewStatus}); {@code asTable}: the spelling {@code SELECT * FROM f(...)}, where {@code dbsp_sync()} answers
+     * the seed's string instead of Mallard's count of view rows changed.
+     */
+    private String scalar(String name, JsonNode function, boolean asTable) {
         switch (name) {
             case "dbsp_sync" -> {
-                arguments(function, name, 0);
-                return views.sync() + "::BIGINT";
+                List<String> arguments = arguments(function, name, 0, 1);
+                if (arguments.isEmpty()) {
+                    long rows = views.sync();
+                    return asTable ? Sql.literal(ViewStatus.syncedAll()) : rows + "::BIGINT";
+                }
+                String table = arguments.get(0);
+                views.requireTracked(table);
+                views.sync();
+                return Sql.literal(ViewStatus.synced(table));
             }
             case "dbsp_auto_sync" -> {
-                String on = arguments(function, name, 1).get(0);
-                boolean value = switch (on.toLowerCase(Locale.ROOT)) {
-                    case "true" -> true;
-                    case "false" -> false;
-                    default -> throw new MallardException(ErrorCode.USER_SQL_INVALID, "dbsp_auto_sync takes true or false, got " + on);
-                };
+                List<String> arguments = arguments(function, name, 0, 1);
+                if (arguments.isEmpty()) {
+                    return Sql.literal(ViewStatus.autoSyncIs(front.autoSync()));
+                }
+                boolean value = ViewStatus.bool(name, arguments.get(0));
                 front.autoSync(value);
                 if (value) {
                     views.sync();
                 }
-                return String.valueOf(value);
+                return Sql.literal(ViewStatus.autoSync(value));
             }
             case "dbsp_create_view" -> {
-                List<String> arguments = arguments(function, name, 2);
+                List<String> arguments = arguments(function, name, 2, 2);
                 views.createView(arguments.get(0), arguments.get(1));
-                return "true";
+                return Sql.literal(ViewStatus.created(arguments.get(0), views.sources(arguments.get(0))));
             }
             case "dbsp_drop_view", "dbsp_drop" -> {
-                views.dropView(arguments(function, name, 1).get(0));
-                return "true";
+                views.dropView(arguments(function, name, 1, 1).get(0));
+                return Sql.literal(ViewStatus.dropped());
             }
             case "dbsp_drop_view_cascade", "dbsp_drop_cascade" -> {
-                views.dropViewCascade(arguments(function, name, 1).get(0));
-                return "true";
+                String view = arguments(function, name, 1, 1).get(0);
+                return Sql.literal(ViewStatus.droppedCascade(view, views.dropViewCascade(view)));
             }
             case "dbsp_track" -> {
-                return Sql.literal(views.track(arguments(function, name, 1).get(0)));
+                String table = arguments(function, name, 1, 1).get(0);
+                String tracked = views.track(table);
+                return Sql.literal(ViewStatus.tracking(table, views.columnCount(tracked)));
             }
             case "dbsp_untrack" -> {
-                return String.valueOf(views.untrack(arguments(function, name, 1).get(0)));
+                return String.valueOf(views.untrack(arguments(function, name, 1, 1).get(0)));
+            }
+            case "dbsp_save" -> {
+                List<String> arguments = arguments(function, name, 0, 1);
+                if (arguments.isEmpty()) {
+                    return Sql.literal(ViewStatus.savedInDatabase(views.names().size()));
+                }
+                int saved = views.save(ViewStatus.relativePath(name, arguments.get(0)));
+                return Sql.literal(ViewStatus.savedToFile(arguments.get(0), saved));
+            }
+            case "dbsp_load" -> {
+                List<String> arguments = arguments(function, name, 0, 2);
+                if (arguments.isEmpty()) {
+                    return Sql.literal(ViewStatus.loadedFromDatabase(views.names().size()));
+                }
+                if (arguments.size() == 2 && !arguments.get(1).equalsIgnoreCase("json")) {
+                    throw new MallardException(ErrorCode.USER_SQL_INVALID, "dbsp_load's second argument is the format, "
+                            + "which must be 'json', got " + arguments.get(1));
+                }
+                int loaded = views.load(ViewStatus.relativePath(name, arguments.get(0)));
+                return Sql.literal(ViewStatus.loadedFromFile(arguments.get(0), loaded));
+            }
+            case "dbsp_autopersist" -> {
+                List<String> arguments = arguments(function, name, 0, 1);
+                if (arguments.isEmpty()) {
+                    return Sql.literal(ViewStatus.autopersistIs(front.autopersist()));
+                }
+                boolean value = ViewStatus.bool(name, arguments.get(0));
+                front.autopersist(value);
+                return Sql.literal(ViewStatus.autopersist(value));
+            }
+            case "dbsp_spill" -> {
+                List<String> arguments = arguments(function, name, 0, 1);
+                if (arguments.isEmpty()) {
+                    return Sql.literal(ViewStatus.spillIs(views.spillBytes()));
+                }
+                views.spill(ViewStatus.bytes(arguments.get(0)));
+                return Sql.literal(ViewStatus.spill(views.spillBytes()));
+            }
+            case "dbsp_parallel" -> {
+                List<String> arguments = arguments(function, name, 0, 1);
+                if (arguments.isEmpty()) {
+                    return Sql.literal(ViewStatus.parallelIs(views.parallelism()));
+                }
+                views.parallel(ViewStatus.threads(arguments.get(0)));
+                return Sql.literal(ViewStatus.parallel(views.parallelism()));
+            }
+            case "dbsp_timing" -> {
+                List<String> arguments = arguments(function, name, 0, 1);
+                if (arguments.isEmpty()) {
+                    return Sql.literal(ViewStatus.timingIs(views.timing()));
+                }
+                views.timing(ViewStatus.bool(name, arguments.get(0)));
+                return Sql.literal(ViewStatus.timing(views.timing()));
+            }
+            case "dbsp_recursion_limit" -> {
+                List<String> arguments = arguments(function, name, 0, 2);
+                if (arguments.size() == 1) {
+                    throw new MallardException(ErrorCode.USER_SQL_INVALID, "dbsp_recursion_limit takes no argument (to "
+                            + "read it) or two: rounds and seconds, e.g. dbsp_recursion_limit(10000, 60)");
+                }
+                if (arguments.size() == 2) {
+                    try {
+                        views.recursionLimit(Long.parseLong(arguments.get(0).trim()),
+                                java.time.Duration.ofSeconds(Long.parseLong(arguments.get(1).trim())));
+                    } catch (NumberFormatException e) {
+                        throw new MallardException(ErrorCode.USER_SQL_INVALID, "dbsp_recursion_limit takes whole numbers: "
+                                + "rounds and seconds, got " + arguments, e);
+                    }
+                }
+                return Sql.literal(ViewStatus.recursionLimit(views.recursionRounds(), views.recursionTime().toSeconds()));
             }
             default -> throw new MallardException(ErrorCode.SYSTEM_INTERNAL, "no scalar view function " + name);
         }
@@ -293,10 +376,16 @@ final class ViewCalls {
      * columns or subqueries is refused, since it would have to run once per row inside DuckDB.
      */
     private List<String> arguments(JsonNode function, String name, int count) {
+        return arguments(function, name, count, count);
+    }
+
+    private List<String> arguments(JsonNode function, String name, int least, int most) {
         JsonNode arguments = function.path("arguments");
-        if (arguments.size() != count) {
-            throw new MallardException(ErrorCode.USER_SQL_INVALID, name + " takes " + count + " argument"
-                    + (count == 1 ? "" : "s") + ", got " + arguments.size());
+        int count = arguments.size();
+        if (count < least || count > most) {
+            String wanted = least == most ? String.valueOf(least) : least + " to " + most;
+            throw new MallardException(ErrorCode.USER_SQL_INVALID, name + " takes " + wanted + " argument"
+                    + (most == 1 ? "" : "s") + ", got " + count);
         }
         List<String> values = new ArrayList<>();
         for (JsonNode argument : arguments) {

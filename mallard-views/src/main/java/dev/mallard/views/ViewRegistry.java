@@ -81,6 +81,16 @@ final class ViewRegistry {
         return entries;
     }
 
+    /** When each view was created, in milliseconds since the epoch (0 when the catalog has no time), by name. */
+    java.util.Map<String, Long> createdAt() {
+        java.util.Map<String, Long> times = new java.util.HashMap<>();
+        for (String row : Sql.strings(connection, "SELECT name || chr(0) || coalesce(epoch_ms(created_at), 0) FROM " + VIEWS)) {
+            String[] parts = row.split("\u0000", 2);
+            times.put(parts[0], Long.parseLong(parts[1]));
+        }
+        return times;
+    }
+
     void add(String name, String sql) {
         Sql.update(connection, "INSERT INTO " + VIEWS + " (name, sql, position, created_at, layout) SELECT " + Sql.literal(name) + ", "
                 + Sql.literal(sql) + ", coalesce(max(position), 0) + 1, current_timestamp, " + LAYOUT + " FROM " + VIEWS);

@@ -33,6 +33,8 @@ public final class ViewSql {
     private final MaterializedViews views;
     private final ViewCalls calls;
     private boolean autoSync = true;
+    /** {@code dbsp_autopersist}'s value: reported only, since views persist in the database file at every commit. */
+    private boolean autopersist = true;
     /** Rows the statements since the last sync changed, by their update counts; negative when not known. */
     private long unsynced;
     /** After-write syncs that failed since this front door opened (their writes stand; the next sync applies them). */
@@ -52,6 +54,15 @@ public final class ViewSql {
         requireNonNull(sql, "sql is null");
         List<SqlTokens.Token> tokens = SqlTokens.of(sql);
         return ViewDdl.isViewDdl(tokens) || ViewCalls.mentionsViewFunction(tokens);
+    }
+
+    /** {@code dbsp_autopersist()}: what {@code dbsp_autopersist(bool)} last set (views persist either way). */
+    public boolean autopersist() {
+        return autopersist;
+    }
+
+    public void autopersist(boolean on) {
+        this.autopersist = on;
     }
 
     public boolean autoSync() {

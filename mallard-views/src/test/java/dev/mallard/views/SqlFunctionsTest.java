@@ -15,7 +15,7 @@ class SqlFunctionsTest {
                 Connection other = connection.duplicate()) {
             DuckDb.run(other, "CREATE TABLE t (g VARCHAR, x INTEGER)", "INSERT INTO t VALUES ('a', 1), ('b', 2)");
             assertThat(DuckDb.rows(other, "SELECT dbsp_create_view('sums', 'SELECT g, sum(x) AS total FROM t GROUP BY g')"))
-                    .containsExactly("true");
+                    .containsExactly("Created view: sums (sources: t)");
             DuckDb.run(other, "INSERT INTO t VALUES ('a', 10)");
             // Merged on read: the plain connection's write shows before any sync, which then folds it into the state.
             assertThat(DuckDb.rows(other, "SELECT * FROM sums")).containsExactly("a|11", "b|2");
@@ -27,8 +27,8 @@ class SqlFunctionsTest {
                     + "'trigger_rows')")).containsExactlyInAnyOrder("trigger_rows=1", "views=1", "merged_views=1");
 
             assertThat(DuckDb.rows(other, "SELECT dbsp_create_view('top', 'SELECT g FROM sums WHERE total > 5')"))
-                    .containsExactly("true");
-            assertThat(DuckDb.rows(other, "SELECT dbsp_drop_view_cascade('sums')")).containsExactly("true");
+                    .containsExactly("Created view: top (sources: sums)");
+            assertThat(DuckDb.rows(other, "SELECT dbsp_drop_view_cascade('sums')")).containsExactly("Dropped sums (and 1 dependent views)");
             assertThat(views.names()).isEmpty();
         }
     }
@@ -39,7 +39,7 @@ class SqlFunctionsTest {
                 MaterializedViews views = MaterializedViews.attach(connection).registerFunctions();
                 Connection other = connection.duplicate()) {
             DuckDb.run(other, "CREATE TABLE t (x INTEGER)");
-            assertThat(DuckDb.rows(other, "SELECT dbsp_track('t')")).containsExactly("main.t");
+            assertThat(DuckDb.rows(other, "SELECT dbsp_track('t')")).containsExactly("Tracking table: t (1 columns)");
             assertThat(DuckDb.rows(other, "SELECT value FROM dbsp_stats() WHERE metric = 'tracked_tables'")).containsExactly("1");
             assertThat(DuckDb.rows(other, "SELECT dbsp_untrack('t')")).containsExactly("true");
             assertThat(DuckDb.rows(other, "SELECT count(*) FROM duckdb_triggers()")).containsExactly("0");

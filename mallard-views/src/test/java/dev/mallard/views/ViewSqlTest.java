@@ -174,7 +174,7 @@ class ViewSqlTest {
         try (ViewSql.Result result = sql.execute("SELECT dbsp_track('sales')")) {
             ResultSet rows = result.rows().orElseThrow();
             assertThat(rows.next()).isTrue();
-            assertThat(rows.getString(1)).isEqualTo("main.sales");
+            assertThat(rows.getString(1)).isEqualTo("Tracking table: sales (2 columns)");
         }
         run("INSERT INTO sales VALUES ('north', 5), ('south', 7)");
         run("CREATE MATERIALIZED VIEW totals AS SELECT region, sum(amount) AS total FROM sales GROUP BY region");

@@ -53,6 +53,8 @@ public enum ErrorCode {
             "The state file belongs to another pipeline (its name, source topics or consumer group differ); the message names both."),
     USER_VIEW_UNSUPPORTED("user.view.unsupported", ExitCode.USER_FAULT,
             "A materialized view's query uses an operator Mallard does not maintain incrementally yet; the message names it and the alternative."),
+    USER_VIEW_FILE_INVALID("user.view.file_invalid", ExitCode.USER_FAULT,
+            "A view set file for dbsp_save/dbsp_load cannot be written or read, or is not one dbsp_save writes; the message names the file and why."),
     USER_VIEW_NOT_FOUND("user.view.not_found", ExitCode.USER_FAULT,
             "No materialized view has the given name."),
     USER_VIEW_RECURSION_UNBOUNDED("user.view.recursion_unbounded", ExitCode.USER_FAULT,
