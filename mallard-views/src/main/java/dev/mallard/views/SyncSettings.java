@@ -79,7 +79,12 @@ final class SyncSettings {
         @Override
         public void close() {
             if (memory != null) {
-                Sql.update(connection, "SET memory_limit = " + Sql.literal(memory));
+                // DuckDB shows the limit rounded (18.8 GiB): the default comes back exactly by RESET, a limit of the
+                // user's by its shown value.
+                Sql.update(connection, "RESET memory_limit");
+                if (!memory.equals(Sql.strings(connection, "SELECT current_setting('memory_limit')").get(0))) {
+                    Sql.update(connection, "SET memory_limit = " + Sql.literal(memory));
+                }
             }
             if (threads != null) {
                 Sql.update(connection, "SET threads = " + Long.parseLong(threads));
