@@ -102,6 +102,8 @@ public final class MaterializedViews implements AutoCloseable {
     private long compactAfterRows = DEFAULT_COMPACT_ROWS;
     /** How far one evaluation of a recursive view may run ({@link #recursionLimit}). */
     private final RecursionLimit recursionLimit = new RecursionLimit();
+    /** The transactions of this attachment's connection the signal knows open; closing the views ends them. */
+    private final Set<Object> openTransactions = java.util.concurrent.ConcurrentHashMap.newKeySet();
     /** What a sync may use, and whether it logs per-view timings ({@link #spill}, {@link #parallel}, {@link #timing}). */
     private final SyncSettings syncSettings = new SyncSettings(System.getenv(SyncSettings.TIMING_ENVIRONMENT));
     private long waitJoinedUnderRows = DEFAULT_WAIT_JOINED_UNDER_ROWS;
@@ -281,10 +283,12 @@ public final class MaterializedViews implements AutoCloseable {
      * manual mode): while it is open, a view created meanwhile cannot see its writes, so its end triggers a check.
      */
     void transactionStarted(Object token) {
+        openTransactions.add(token);
         signal.transactionStarted(token);
     }
 
     void transactionEnded(Object token) {
+        openTransactions.remove(token);
         signal.transactionEnded(token);
     }
 
@@ -1529,6 +1533,10 @@ public final class MaterializedViews implements AutoCloseable {
 
     @Override
     public void close() {
+        // The connection's open transactions roll back with it: none of them can write unseen any more.
+        for (Object token : List.copyOf(openTransactions)) {
+            transactionEnded(token);
+        }
         statements.close();
         try {
             connection.close();

@@ -39,6 +39,11 @@ public final class ViewSql {
     private long unsynced;
     /** After-write syncs that failed since this front door opened (their writes stand; the next sync applies them). */
     private long failedSyncs;
+    /** The transaction a {@code BEGIN} sent as SQL text opened on this connection, until its COMMIT/ROLLBACK; else null. */
+    private Object textTransaction;
+    /** First keywords of the statements that open and end a transaction (DuckDB's spellings). */
+    private static final Set<String> BEGINS = Set.of("BEGIN", "START");
+    private static final Set<String> ENDS = Set.of("COMMIT", "END", "ROLLBACK", "ABORT");
 
     public ViewSql(MaterializedViews views) {
         this.views = requireNonNull(views, "views is null");
@@ -122,13 +127,36 @@ public final class ViewSql {
             }
         }
         syncBeforeReading(tokens);
-        Result result = passThrough(sql);
+        Result result = passThroughTracked(sql, SqlTokens.firstKeyword(tokens));
         boolean mayHaveWritten = result.rows().isEmpty() || mayWrite(tokens);
         wrote(result.rows().isPresent() ? -1 : result.updateCount());
         if (autoSync && mayHaveWritten && autoCommit()) {
             syncAfterWrite();
         }
         return result;
+    }
+
+    /**
+     * Runs a statement on DuckDB, knowing the transactions it opens and ends as text ({@code BEGIN}, {@code COMMIT}): like
+     * a JDBC transaction's, one open while a view starts capturing its tables makes its end trigger the consistency
+     * check, which applies the rows it wrote before it saw the capture triggers.
+     */
+    private Result passThroughTracked(String sql, String keyword) {
+        boolean ends = ENDS.contains(keyword);
+        try {
+            Result result = passThrough(sql);
+            if (BEGINS.contains(keyword) && textTransaction == null) {
+                textTransaction = new Object();
+                views.transactionStarted(textTransaction);
+            }
+            return result;
+        } finally {
+            if (ends && textTransaction != null) {
+                // A COMMIT that fails rolls back: the transaction ended either way.
+                views.transactionEnded(textTransaction);
+                textTransaction = null;
+            }
+        }
     }
 
     /** Whether a statement that returned rows may have written ({@code INSERT ... RETURNING}): it does not start as a read. */

@@ -120,4 +120,25 @@ class ConcurrentWritersTest {
             }
         }
     }
+
+    @Test
+    void aViewCreatedWhileAnotherConnectionHasATransactionBegunAsSqlTextKeepsThatTransactionsRows(@TempDir Path dir) throws Exception {
+        String url = "jdbc:mallard:" + dir.resolve("text.duckdb");
+        try (Connection creator = DriverManager.getConnection(url); Connection writer = DriverManager.getConnection(url);
+                Statement create = creator.createStatement(); Statement write = writer.createStatement()) {
+            create.execute("CREATE TABLE t (x INTEGER)");
+            create.executeUpdate("INSERT INTO t VALUES (1)");
+            write.execute("BEGIN TRANSACTION");
+            write.executeUpdate("INSERT INTO t VALUES (2)");
+            create.execute("CREATE MATERIALIZED VIEW v AS SELECT x FROM t");
+            create.execute("CREATE MATERIALIZED VIEW n AS SELECT count(*) AS n, sum(x) AS s FROM t");
+            write.executeUpdate("INSERT INTO t VALUES (3)");
+            write.executeUpdate("UPDATE t SET x = 10 WHERE x = 1");
+            write.execute("COMMIT");
+            try (Connection raw = creator.unwrap(org.duckdb.DuckDBConnection.class).duplicate()) {
+                assertThat(DuckDb.rows(raw, "SELECT * FROM v ORDER BY x")).containsExactly("2", "3", "10");
+                assertThat(DuckDb.rows(raw, "SELECT * FROM n")).containsExactly("3|15");
+            }
+        }
+    }
 }

@@ -116,6 +116,137 @@ class ViewsEqualTheirQueryTest {
         check(views, history);
     }
 
+    /**
+     * A walk that carries its length without a bound never ends over a cycle: under a small recursion limit, a CREATE or
+     * a sync either succeeds with the view equal to its query or fails with user.view.recursion_unbounded, never
+     * another error and never a wrong view.
+     */
+    @Property
+    void unboundedRecursionsFailWithTheRecursionCodeOrEqualTheirQuery(@ForAll("unboundedRecursions") String query,
+            @ForAll("histories") List<Batch> history) {
+        try (DuckDBConnection connection = DuckDb.open("jdbc:duckdb:");
+                MaterializedViews views = MaterializedViews.attach(connection).recursionLimit(25, java.time.Duration.ofMinutes(2))) {
+            DuckDb.run(connection, "CREATE TABLE a (k INTEGER, x INTEGER, y DECIMAL(8,2), s VARCHAR)",
+                    "CREATE TABLE b (k INTEGER, z INTEGER, t VARCHAR)");
+            history.get(0).run(connection);
+            if (!unboundedOrDone(() -> views.createView("v0", query))) {
+                assertThat(views.names()).isEmpty();
+                return;
+            }
+            assertEqual(connection, "v0", query, "after create");
+            for (int step = 1; step < history.size(); step++) {
+                history.get(step).run(connection);
+                List<String> before = DuckDb.rows(connection, "SELECT * FROM v0 ORDER BY ALL");
+                if (!unboundedOrDone(views::sync)) {
+                    assertThat(DuckDb.rows(connection, "SELECT * FROM v0 ORDER BY ALL")).as("a failed sync changes nothing")
+                            .isEqualTo(before);
+                    return;
+                }
+                assertEqual(connection, "v0", query, "after step " + step);
+            }
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Runs the work; false when it failed with the recursion limit's code (any other failure fails the property). */
+    private static boolean unboundedOrDone(Runnable work) {
+        try {
+            work.run();
+            return true;
+        } catch (dev.mallard.core.error.MallardException e) {
+            assertThat(e.errorCode()).as(e.getMessage()).isEqualTo(dev.mallard.core.error.ErrorCode.USER_VIEW_RECURSION_UNBOUNDED);
+            return false;
+        }
+    }
+
+    @Provide
+    Arbitrary<String> unboundedRecursions() {
+        return Arbitraries.of(
+                "WITH RECURSIVE w(n, d) AS (SELECT k, 0 FROM b UNION SELECT b.z, w.d + 1 FROM w JOIN b ON b.k = w.n) SELECT * FROM w",
+                "WITH RECURSIVE w(n, d) AS (SELECT k, 1 FROM a WHERE k IS NOT NULL UNION SELECT b.z, w.d * 2 FROM w JOIN b "
+                        + "ON b.k = w.n) SELECT n FROM w",
+                "WITH RECURSIVE w(n, d) AS (SELECT k, 0 FROM b UNION SELECT b.z, w.d + 1 FROM w JOIN b ON b.k = w.n WHERE w.d < 4) "
+                        + "SELECT * FROM w");
+    }
+
+    /**
+     * dbsp_save then dbsp_load into a second database with the same rows: every view is created again, equal to its
+     * query there and to the first database's view, and both move alike with the next writes.
+     */
+    @Property
+    void aViewSetSavedAndLoadedIntoAnotherDatabaseEqualsItsQueriesAndTheOriginal(@ForAll("aggregations") List<String> aggregations,
+            @ForAll("joins") List<String> joins, @ForAll("histories") List<Batch> history) throws Exception {
+        java.nio.file.Path file = java.nio.file.Files.createTempDirectory("mallard-view-set").resolve("views.json");
+        List<String> queries = new ArrayList<>(aggregations);
+        queries.addAll(joins);
+        try (DuckDBConnection first = DuckDb.open("jdbc:duckdb:"); DuckDBConnection second = DuckDb.open("jdbc:duckdb:");
+                MaterializedViews source = MaterializedViews.attach(first); MaterializedViews target = MaterializedViews.attach(second)) {
+            for (DuckDBConnection connection : List.of(first, second)) {
+                DuckDb.run(connection, "CREATE TABLE a (k INTEGER, x INTEGER, y DECIMAL(8,2), s VARCHAR)",
+                        "CREATE TABLE b (k INTEGER, z INTEGER, t VARCHAR)");
+                history.get(0).run(connection);
+            }
+            for (int i = 0; i < queries.size(); i++) {
+                source.createView("v" + i, queries.get(i));
+            }
+            int last = history.size() - 1;
+            for (int step = 1; step < last; step++) {
+                history.get(step).run(first);
+                history.get(step).run(second);
+            }
+            source.sync();
+            assertThat(source.save(file)).isEqualTo(queries.size());
+            assertThat(target.load(file)).isEqualTo(queries.size());
+            assertThat(target.names()).isEqualTo(source.names());
+            for (int round = 0; round < 2; round++) {
+                for (int i = 0; i < queries.size(); i++) {
+                    assertEqual(second, "v" + i, queries.get(i), "after load, round " + round);
+                    assertEqual(first, "v" + i, queries.get(i), "the original, round " + round);
+                }
+                if (round == 0 && last > 0) {
+                    // The last batch on both: the loaded views move like the saved ones.
+                    history.get(last).run(first);
+                    history.get(last).run(second);
+                    source.sync();
+                    target.sync();
+                }
+            }
+        }
+    }
+
+    /** dbsp_parallel: the same writes synced on several DuckDB threads leave every view as a serial sync does. */
+    @Property
+    void parallelSyncsLeaveEveryViewAsASerialSyncDoes(@ForAll("joins") List<String> joins,
+            @ForAll("aggregatingCtes") List<String> ctes, @ForAll("histories") List<Batch> history) throws Exception {
+        List<String> queries = new ArrayList<>(joins);
+        queries.addAll(ctes);
+        try (DuckDBConnection serial = DuckDb.open("jdbc:duckdb:"); DuckDBConnection parallel = DuckDb.open("jdbc:duckdb:");
+                MaterializedViews one = MaterializedViews.attach(serial);
+                MaterializedViews many = MaterializedViews.attach(parallel).parallel(3)) {
+            for (DuckDBConnection connection : List.of(serial, parallel)) {
+                DuckDb.run(connection, "CREATE TABLE a (k INTEGER, x INTEGER, y DECIMAL(8,2), s VARCHAR)",
+                        "CREATE TABLE b (k INTEGER, z INTEGER, t VARCHAR)");
+                history.get(0).run(connection);
+            }
+            for (int i = 0; i < queries.size(); i++) {
+                one.createView("v" + i, queries.get(i));
+                many.createView("v" + i, queries.get(i));
+            }
+            for (int step = 1; step < history.size(); step++) {
+                history.get(step).run(serial);
+                history.get(step).run(parallel);
+                one.sync();
+                many.sync();
+                for (int i = 0; i < queries.size(); i++) {
+                    // Both equal the query over the same rows, so the parallel sync left what the serial one did.
+                    assertEqual(parallel, "v" + i, queries.get(i), "parallel, after step " + step);
+                    assertEqual(serial, "v" + i, queries.get(i), "serial, after step " + step);
+                }
+            }
+        }
+    }
+
     @Provide
     Arbitrary<List<String>> holistic() {
         // Orders that leave no freedom (ties hold equal values), so the query's answer is unique.
