@@ -101,7 +101,8 @@ class BatcherTest {
                             ConfigEnvironment.from(Map.of()), true);
                     Sink sink = Sinks.create(config.pipeline().sink(), new ByteArrayOutputStream(), engine.allocator())) {
                 Batcher batcher = new Batcher(engine, Optional.of(offsets), handler, sink, Optional.empty(),
-                        PipelineMetrics.of(registry, config.pipeline()), Optional.empty(), Windows.none(), config.pipeline().onError().policy());
+                        PipelineMetrics.of(registry, config.pipeline()), Optional.empty(), Windows.none(), config.pipeline().onError().policy(),
+                        PipelineIdentity.of(config));
                 Batcher.Processed processed = null;
                 RuntimeException failure = null;
                 try {
