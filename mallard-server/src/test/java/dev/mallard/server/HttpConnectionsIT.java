@@ -103,6 +103,47 @@ class HttpConnectionsIT {
         }
     }
 
+    @Test
+    void aClientThatGoesAwayMidStreamIsOneDebugLineWithoutAStackTraceAndTheServerServesOn() throws Exception {
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> log = new ch.qos.logback.core.read.ListAppender<>();
+        ch.qos.logback.classic.Logger root = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+        ch.qos.logback.classic.Logger api = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
+                dev.mallard.server.http.HttpApi.class);
+        ch.qos.logback.classic.Level level = api.getLevel();
+        log.start();
+        root.addAppender(log);
+        api.setLevel(ch.qos.logback.classic.Level.DEBUG);
+        try (MallardServer server = start(HttpEndpoints.ConnectionLimits.DEFAULT)) {
+            try (Socket client = new Socket("127.0.0.1", server.httpPort())) {
+                send(client, request("SELECT range AS n, repeat('x', 100) AS pad FROM range(100000000)"));
+                client.setSoTimeout(120_000);
+                byte[] first = client.getInputStream().readNBytes(1 << 16);
+                assertThat(new String(first, StandardCharsets.ISO_8859_1)).startsWith("HTTP/1.1 200");
+                client.setSoLinger(true, 0);
+            }
+            TestServers.awaitUntil(() -> disconnectLines(log) > 0, "the server to notice the client went away");
+            try (Socket next = new Socket("127.0.0.1", server.httpPort())) {
+                send(next, request("SELECT 42 AS answer"));
+                assertThat(response(next)).startsWith("HTTP/1.1 200").contains("42");
+            }
+        } finally {
+            root.detachAppender(log);
+            api.setLevel(level);
+        }
+        assertThat(disconnectLines(log)).isEqualTo(1);
+        assertThat(log.list).filteredOn(event -> event.getThrowableProxy() != null)
+                .as("no log event carries a stack trace").isEmpty();
+        assertThat(log.list).filteredOn(event -> event.getLevel().isGreaterOrEqual(ch.qos.logback.classic.Level.WARN))
+                .as("a disconnect is not a warning").isEmpty();
+    }
+
+    private static long disconnectLines(ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> log) {
+        synchronized (log) {
+            return log.list.stream().filter(event -> event.getLevel() == ch.qos.logback.classic.Level.DEBUG
+                    && event.getFormattedMessage().startsWith("client disconnected while streaming")).count();
+        }
+    }
+
     private static void send(Socket socket, String text) throws IOException {
         socket.getOutputStream().write(text.getBytes(StandardCharsets.UTF_8));
         socket.getOutputStream().flush();

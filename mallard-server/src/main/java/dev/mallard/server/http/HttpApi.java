@@ -358,8 +358,9 @@ public final class HttpApi implements AutoCloseable {
             }
         } catch (RuntimeException | IOException e) {
             failure = e;
-            if (response.isSent()) {
-                // The status went out with the first bytes; cutting the stream short is all that is left. A client
+            if (sent != null || response.isSent()) {
+                // Once the output stream is open the status goes out with its first bytes (Helidon's isSent() turns
+                // true only when it closes); cutting the stream short is all that is left. A client
                 // that went away is routine: one DEBUG line, no stack trace (Helidon logs a CloseConnectionException at TRACE).
                 if (clientWentAway(e)) {
                     LOG.debug("client disconnected while streaming remote={} reason={}", remote(request), rootMessage(e));
