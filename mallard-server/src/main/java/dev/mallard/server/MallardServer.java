@@ -112,7 +112,7 @@ public final class MallardServer implements AutoCloseable {
         UserDirectory users = new UserDirectory(config.users(), config.loginLimits(), Clock.systemUTC());
         TokenService tokens = new TokenService(secret, config.tokenAlgorithm(), Duration.ofMinutes(config.tokenExpiryMinutes()), Clock.systemUTC(), users,
                 config.plan().loginUrl().map(dev.mallard.server.auth.LoginDelegate::new));
-        AccessPolicy policy = new AccessPolicy(config.accessMode());
+        AccessPolicy policy = new AccessPolicy(config.accessMode(), config.fileAccess());
         Optional<SSLContext> httpsContext = config.tls().map(TlsFiles::sslContext);
         Engine engine = config.database().map(Engine::onFile).orElseGet(Engine::inMemory);
         SessionRegistry sessions = null;

@@ -89,6 +89,38 @@ class MaterializedViewsIT {
     }
 
     @Test
+    void theViewFunctionsAnswerTheSeedsStatusStringsThroughTheServer() throws Exception {
+        try (Connection connection = connect(); Statement statement = connection.createStatement()) {
+            statement.executeUpdate("CREATE TABLE sales (region VARCHAR, amount INTEGER)");
+            statement.executeUpdate("INSERT INTO sales VALUES ('north', 5), ('south', 7)");
+            assertThat(text(statement, "SELECT * FROM dbsp_track('sales')")).isEqualTo("Tracking table: sales (2 columns)");
+            assertThat(text(statement, "SELECT * FROM dbsp_create_view('region_totals', 'SELECT region, sum(amount) AS total FROM sales GROUP BY region')"))
+                    .isEqualTo("Created view: region_totals (sources: sales)");
+            assertThat(text(statement, "SELECT * FROM dbsp_sync('sales')")).isEqualTo("Synced: sales");
+            assertThat(text(statement, "SELECT * FROM dbsp_sync()")).isEqualTo("Synced all tracked tables");
+            assertThat(text(statement, "SELECT * FROM dbsp_recursion_limit()")).isEqualTo("Recursion limit: 10000 rounds, 60 s");
+            assertThat(text(statement, "SELECT * FROM dbsp_parallel(2)")).isEqualTo("Parallel mode ENABLED: a sync's statements run on 2 DuckDB threads");
+            statement.executeUpdate("INSERT INTO sales VALUES ('north', 1)");
+            assertThat(totals(statement, "SELECT region AS city, total FROM region_totals"))
+                    .containsExactly(Map.entry("north", 6L), Map.entry("south", 7L));
+            assertThat(text(statement, "SELECT * FROM dbsp_parallel(false)"))
+                    .isEqualTo("Parallel mode DISABLED: a sync's statements use DuckDB's own threads setting");
+            // The server's file_access is warehouse: the views module would open the file itself, outside DuckDB's rules.
+            assertThatThrownBy(() -> statement.executeQuery("SELECT * FROM dbsp_save('views.json')")).isInstanceOf(SQLException.class)
+                    .hasStackTraceContaining("dbsp_save with a file").hasStackTraceContaining("file_access");
+            assertThat(java.nio.file.Files.exists(java.nio.file.Path.of("views.json"))).isFalse();
+            assertThat(text(statement, "SELECT dbsp_drop('region_totals')")).isEqualTo("Dropped");
+        }
+    }
+
+    private static String text(Statement statement, String sql) throws SQLException {
+        try (ResultSet rs = statement.executeQuery(sql)) {
+            assertThat(rs.next()).as(sql).isTrue();
+            return rs.getString(1);
+        }
+    }
+
+    @Test
     void aViewStatementThatFailsCarriesTheViewsMessage() throws Exception {
         try (Connection connection = connect(); Statement statement = connection.createStatement()) {
             assertThatThrownBy(() -> statement.execute("CREATE MATERIALIZED VIEW broken AS SELECT * FROM no_such_table"))

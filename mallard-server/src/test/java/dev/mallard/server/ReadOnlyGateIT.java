@@ -142,6 +142,15 @@ class ReadOnlyGateIT {
     @ValueSource(strings = {
         "SELECT dbsp_drop_view('v')",
         "SELECT dbsp_create_view('v3', 'SELECT id FROM t')",
+        "SELECT dbsp_drop('v')",
+        "SELECT * FROM dbsp_drop_cascade('v')",
+        "SELECT * FROM dbsp_save()",
+        "SELECT * FROM dbsp_load('views.json', 'json')",
+        "SELECT * FROM dbsp_autopersist(false)",
+        "SELECT * FROM dbsp_spill('64MB')",
+        "SELECT * FROM dbsp_parallel(2)",
+        "SELECT * FROM dbsp_timing(true)",
+        "SELECT * FROM dbsp_recursion_limit(10, 1)",
         "WITH x AS (DELETE FROM t RETURNING *) SELECT count(*) FROM x",
         "SELECT * FROM (WITH x AS (UPDATE t SET id = 0 RETURNING *) SELECT * FROM x)",
         "SELECT * FROM checkpoint()",
@@ -178,7 +187,8 @@ class ReadOnlyGateIT {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"SELECT dbsp_sync() AS s", "SELECT * FROM dbsp_stats() WHERE metric = 'views'"})
+    @ValueSource(strings = {"SELECT dbsp_sync() AS s", "SELECT * FROM dbsp_stats() WHERE metric = 'views'",
+        "SELECT * FROM dbsp_spill()", "SELECT * FROM dbsp_parallel()", "SELECT dbsp_recursion_limit()"})
     void aReadingViewFunctionInsideALargerSelectAnswersOverHttpAndJdbc(String text) throws Exception {
         HttpResponse<String> response = http(text);
         assertThat(response.statusCode()).as(response.body()).isEqualTo(200);

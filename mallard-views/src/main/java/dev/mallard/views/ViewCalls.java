@@ -8,10 +8,12 @@ import dev.mallard.core.error.MallardException;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * The {@code dbsp_*} calls of a SELECT, run by the front door on the caller's own thread before the statement and
@@ -40,6 +42,12 @@ final class ViewCalls {
     ViewCalls(MaterializedViews views, ViewSql front) {
         this.views = views;
         this.front = front;
+    }
+
+    static Set<String> functionNames() {
+        Set<String> names = new TreeSet<>(SCALARS);
+        names.addAll(TABLES);
+        return Collections.unmodifiableSet(names);
     }
 
     /** Whether a word of the text (not a comment) names a {@code dbsp_} function, or a string holds such a name. */

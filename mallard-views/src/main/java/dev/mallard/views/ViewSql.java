@@ -61,6 +61,14 @@ public final class ViewSql {
         return ViewDdl.isViewDdl(tokens) || ViewCalls.mentionsViewFunction(tokens);
     }
 
+    /**
+     * The {@code dbsp_*} functions the front door runs, scalar and table spellings alike; a gate in front of it (the
+     * server's) classifies each of these and refuses any other {@code dbsp_*} name.
+     */
+    public static Set<String> functionNames() {
+        return ViewCalls.functionNames();
+    }
+
     /** {@code dbsp_autopersist()}: what {@code dbsp_autopersist(bool)} last set (views persist either way). */
     public boolean autopersist() {
         return autopersist;

@@ -29,7 +29,11 @@ import java.util.concurrent.ConcurrentHashMap;
  *       is refused with that code here, since inside DuckDB it would wait for the views' lock.
  *   <li>READ_ONLY: one statement per text, a query or an {@code EXPLAIN [ANALYZE]} of one, that writes nowhere in its
  *       tree (no {@code DELETE ... RETURNING} in a CTE), calls only table functions known to read, no sequence or
- *       seed function, and none of the {@code dbsp_*} writers.
+ *       seed function, and none of the {@code dbsp_*} writers: {@link #WRITING_VIEW_FUNCTIONS}, a setting of
+ *       {@link #VIEW_SETTINGS} given an argument, {@code dbsp_check} given one. A {@code dbsp_*} name the gate does
+ *       not know is refused in every mode ({@code user.sql.invalid}), so a new function is never admitted unjudged.
+ *   <li>Unless {@code file_access} is all: {@code dbsp_save} and {@code dbsp_load} with a file, which the views
+ *       module opens itself, outside DuckDB's file rules.
  * </ul>
  */
 public final class AccessPolicy {
@@ -48,24 +52,41 @@ public final class AccessPolicy {
     static final Set<String> WRITING_FUNCTIONS = Set.of("nextval", "setval", "setseed", "write_log");
     /** The view functions that read, or bring views up to date with what committed. */
     static final Set<String> READING_VIEW_FUNCTIONS = Set.of("dbsp_sync", "dbsp_stats", "dbsp_query", "dbsp_changes", "dbsp_check");
-    /** The view functions that create, drop or reconfigure views or change which tables are tracked. */
-    static final Set<String> WRITING_VIEW_FUNCTIONS = Set.of("dbsp_create_view", "dbsp_drop_view", "dbsp_drop_view_cascade", "dbsp_track",
-            "dbsp_untrack", "dbsp_auto_sync");
+    /**
+     * The view functions that create, drop or reconfigure views, change which tables are tracked, or write or read a
+     * view set file ({@code dbsp_save}, {@code dbsp_load}), whatever their arguments.
+     */
+    static final Set<String> WRITING_VIEW_FUNCTIONS = Set.of("dbsp_create_view", "dbsp_drop_view", "dbsp_drop", "dbsp_drop_view_cascade",
+            "dbsp_drop_cascade", "dbsp_track", "dbsp_untrack", "dbsp_auto_sync", "dbsp_save", "dbsp_load");
+    /**
+     * The view settings: called without arguments each reports its value (a read); with any argument it sets the value
+     * (a write), and a sync's memory bound and threads are DuckDB settings of the whole database.
+     */
+    static final Set<String> VIEW_SETTINGS = Set.of("dbsp_autopersist", "dbsp_spill", "dbsp_parallel", "dbsp_timing", "dbsp_recursion_limit");
+    /** The view functions whose argument names a file, which the views module writes or reads itself (not DuckDB). */
+    static final Set<String> VIEW_FILE_FUNCTIONS = Set.of("dbsp_save", "dbsp_load");
     private static final String VIEW_PREFIX = "dbsp_";
     /** Classifications by text: a client repeats its statements, and a classification depends on the text alone. */
     private static final int CACHED_MAX = 2_048;
     private static final int CACHED_TEXT_MAX = 8_192;
 
     private final AccessMode mode;
+    private final FileAccess fileAccess;
     private final StatementClassifier classifier;
     private final Map<String, Classification> classified = new ConcurrentHashMap<>();
 
+    /** A gate for a server with the default {@code file_access} (warehouse). */
     public AccessPolicy(AccessMode mode) {
-        this(mode, new StatementClassifier());
+        this(mode, FileAccess.DEFAULT);
     }
 
-    public AccessPolicy(AccessMode mode, StatementClassifier classifier) {
+    public AccessPolicy(AccessMode mode, FileAccess fileAccess) {
+        this(mode, fileAccess, new StatementClassifier());
+    }
+
+    public AccessPolicy(AccessMode mode, FileAccess fileAccess, StatementClassifier classifier) {
         this.mode = requireNonNull(mode, "mode is null");
+        this.fileAccess = requireNonNull(fileAccess, "fileAccess is null");
         this.classifier = requireNonNull(classifier, "classifier is null");
     }
 
@@ -136,9 +157,10 @@ public final class AccessPolicy {
             return Optional.empty();
         }
         for (FunctionCall call : viewCalls) {
-            if (!READING_VIEW_FUNCTIONS.contains(call.name()) && !WRITING_VIEW_FUNCTIONS.contains(call.name())) {
+            if (!READING_VIEW_FUNCTIONS.contains(call.name()) && !WRITING_VIEW_FUNCTIONS.contains(call.name()) && !VIEW_SETTINGS.contains(call.name())) {
                 throw new MallardException(ErrorCode.USER_SQL_INVALID, "there is no view function " + call.name() + "; the view functions are "
-                        + new java.util.TreeSet<>(READING_VIEW_FUNCTIONS) + " and " + new java.util.TreeSet<>(WRITING_VIEW_FUNCTIONS));
+                        + new java.util.TreeSet<>(READING_VIEW_FUNCTIONS) + ", " + new java.util.TreeSet<>(WRITING_VIEW_FUNCTIONS)
+                        + " and the settings " + new java.util.TreeSet<>(VIEW_SETTINGS));
             }
         }
         String name = viewCalls.getFirst().name();
@@ -150,14 +172,35 @@ public final class AccessPolicy {
         }
         if (mode != AccessMode.COMPLETE) {
             for (FunctionCall call : viewCalls) {
-                if (WRITING_VIEW_FUNCTIONS.contains(call.name()) || call.name().equals("dbsp_check") && !call.arguments().isEmpty()) {
+                if (writes(call)) {
                     throw viewsRefused();
                 }
             }
             checkReadOnly(classification);
         }
+        for (FunctionCall call : viewCalls) {
+            if (VIEW_FILE_FUNCTIONS.contains(call.name()) && !call.arguments().isEmpty() && fileAccess != FileAccess.ALL) {
+                // The views module opens the file itself, where DuckDB's allowed_directories would not stop it.
+                throw new MallardException(ErrorCode.USER_ACCESS_DENIED, call.name() + " with a file reads or writes a file of the server,"
+                        + " outside what DuckDB's file_access rules, and this server's " + FileAccess.KEY + " is "
+                        + fileAccess.name().toLowerCase(java.util.Locale.ROOT) + ": the views persist in the database already ("
+                        + call.name() + "() without arguments reports them); to copy a view set, run dbsp_save('file') in mallard sql"
+                        + " on the database file, or start the server with " + FileAccess.KEY + ": all");
+            }
+        }
         ClassifiedStatement statement = classification.statement();
         return Optional.of(session.sql(connection -> classifier.toSql(connection, statement)));
+    }
+
+    /** Whether a view call changes views, tracking, a setting or a file; an unknown name never reaches here. */
+    static boolean writes(FunctionCall call) {
+        if (WRITING_VIEW_FUNCTIONS.contains(call.name())) {
+            return true;
+        }
+        if (VIEW_SETTINGS.contains(call.name()) || call.name().equals("dbsp_check")) {
+            return !call.arguments().isEmpty();
+        }
+        return !READING_VIEW_FUNCTIONS.contains(call.name());
     }
 
     private void checkReadOnly(Classification classification) {
@@ -195,7 +238,9 @@ public final class AccessPolicy {
 
     private MallardException viewsRefused() {
         return new MallardException(ErrorCode.USER_ACCESS_DENIED, "this server is " + mode + ": it does not create, drop, refresh or"
-                + " reconfigure materialized views or track tables (reading them, dbsp_query, dbsp_changes, dbsp_stats, dbsp_check and dbsp_sync work);"
+                + " reconfigure materialized views, track tables, save or load a view set, or set dbsp_spill, dbsp_parallel, dbsp_timing,"
+                + " dbsp_autopersist or dbsp_recursion_limit (reading the views, dbsp_query, dbsp_changes, dbsp_stats, dbsp_check, dbsp_sync"
+                + " and the settings without arguments work);"
                 + " connect to a COMPLETE server to change them");
     }
 }

@@ -84,6 +84,20 @@ class AccessPolicyTest {
         "SELECT dbsp_untrack('t')",
         "SELECT dbsp_drop_view('mv')",
         "SELECT * FROM dbsp_check(true)",
+        "SELECT dbsp_drop('mv')",
+        "SELECT * FROM dbsp_drop_cascade('mv')",
+        "SELECT dbsp_drop_view_cascade('mv')",
+        "SELECT * FROM dbsp_save('views.json')",
+        "SELECT dbsp_save()",
+        "SELECT * FROM dbsp_load('views.json', 'json')",
+        "SELECT * FROM dbsp_load()",
+        "SELECT * FROM dbsp_autopersist(false)",
+        "SELECT * FROM dbsp_spill('64MB')",
+        "SELECT dbsp_spill(false)",
+        "SELECT * FROM dbsp_parallel(2)",
+        "SELECT * FROM dbsp_timing(true)",
+        "SELECT * FROM dbsp_recursion_limit(100, 5)",
+        "SELECT * FROM dbsp_auto_sync()",
         "SELECT 1; SELECT 2",
         "WITH x AS (DELETE FROM t RETURNING *) SELECT count(*) FROM x",
         "SELECT * FROM (WITH x AS (UPDATE t SET id = 0 RETURNING *) SELECT * FROM x)",
@@ -156,6 +170,74 @@ class AccessPolicyTest {
     void readOnlyRefusesWritingViewFunctionsAndWritesAnywhereInASelectCallingThem(String sql) {
         assertThatThrownBy(() -> READ_ONLY.check(session, sql))
                 .extracting(e -> ((MallardException) e).errorCode()).isEqualTo(ErrorCode.USER_ACCESS_DENIED);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "SELECT * FROM dbsp_spill()",
+        "SELECT dbsp_parallel()",
+        "SELECT * FROM dbsp_timing()",
+        "SELECT * FROM dbsp_autopersist()",
+        "SELECT * FROM dbsp_recursion_limit()",
+        "SELECT * FROM dbsp_sync('t')",
+        "SELECT * FROM dbsp_query('mv')",
+        "SELECT view, differing_rows FROM dbsp_check()"
+    })
+    void readOnlyHandsAViewSettingReadWithoutArgumentsAndTheReadingCallsToTheFrontDoor(String sql) {
+        assertThat(READ_ONLY.check(session, sql).throughViews()).isTrue();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "SELECT * FROM dbsp_tables()",
+        "SELECT * FROM dbsp_views()",
+        "SELECT * FROM dbsp_replace_view('mv', 'SELECT 1')",
+        "SELECT dbsp_notify_insert('t', 1)",
+        "SELECT * FROM dbsp_lazy_restore(true)",
+        "SELECT count(*) FROM t WHERE id > dbsp_spill_bytes()"
+    })
+    void aViewFunctionNameTheGateDoesNotKnowIsRefusedInEveryMode(String sql) {
+        for (AccessMode mode : java.util.List.of(AccessMode.COMPLETE, AccessMode.READ_ONLY)) {
+            assertThatThrownBy(() -> new AccessPolicy(mode).check(session, sql))
+                    .extracting(e -> ((MallardException) e).errorCode()).isEqualTo(ErrorCode.USER_SQL_INVALID);
+        }
+    }
+
+    @Test
+    void everyFunctionTheViewsFrontDoorRunsIsClassifiedByTheGate() {
+        for (String name : dev.mallard.views.ViewSql.functionNames()) {
+            assertThat(AccessPolicy.READING_VIEW_FUNCTIONS.contains(name) || AccessPolicy.WRITING_VIEW_FUNCTIONS.contains(name)
+                    || AccessPolicy.VIEW_SETTINGS.contains(name)).as(name).isTrue();
+            CheckedSql checked = new AccessPolicy(AccessMode.COMPLETE, FileAccess.ALL).check(session, "SELECT * FROM " + name + "()");
+            assertThat(checked.throughViews()).as(name).isTrue();
+        }
+        assertThat(dev.mallard.views.ViewSql.functionNames()).contains("dbsp_save", "dbsp_load", "dbsp_spill", "dbsp_parallel",
+                "dbsp_timing", "dbsp_autopersist", "dbsp_recursion_limit", "dbsp_drop", "dbsp_drop_cascade");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "SELECT * FROM dbsp_save('views.json')",
+        "SELECT dbsp_load('views.json')",
+        "SELECT * FROM dbsp_load('views.json', 'json')"
+    })
+    void aViewSetFileIsRefusedUnlessFileAccessIsAllSinceTheViewsModuleOpensItItself(String sql) {
+        for (FileAccess access : java.util.List.of(FileAccess.NONE, FileAccess.WAREHOUSE)) {
+            assertThatThrownBy(() -> new AccessPolicy(AccessMode.COMPLETE, access).check(session, sql))
+                    .isInstanceOf(MallardException.class)
+                    .hasMessageContaining("file_access")
+                    .extracting(e -> ((MallardException) e).errorCode()).isEqualTo(ErrorCode.USER_ACCESS_DENIED);
+        }
+        assertThat(new AccessPolicy(AccessMode.COMPLETE, FileAccess.ALL).check(session, sql).throughViews()).isTrue();
+        assertThatThrownBy(() -> new AccessPolicy(AccessMode.READ_ONLY, FileAccess.ALL).check(session, sql))
+                .extracting(e -> ((MallardException) e).errorCode()).isEqualTo(ErrorCode.USER_ACCESS_DENIED);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"SELECT * FROM dbsp_save()", "SELECT dbsp_load()", "SELECT * FROM dbsp_spill('64MB')",
+        "SELECT * FROM dbsp_parallel(2)", "SELECT * FROM dbsp_recursion_limit(100, 5)", "SELECT dbsp_drop('mv')"})
+    void completeHandsTheWritingViewCallsWithoutAFileToTheFrontDoor(String sql) {
+        assertThat(new AccessPolicy(AccessMode.COMPLETE).check(session, sql).throughViews()).isTrue();
     }
 
     @Test
