@@ -422,7 +422,7 @@ public final class PipelineRunner implements AutoCloseable {
     /** The pipeline's windows, each with its sink in the sink's retry ladder. */
     private Windows openWindows(Engine engine, PipelineMetrics metrics) {
         return Windows.open(config, engine, sink -> new RetryingSink(Sinks.create(sink, options.console(), engine.allocator()),
-                RetryingSink.Ladder.of(sink.retry()), metrics::sinkRetry), registry);
+                RetryingSink.Ladder.of(sink.retry()), () -> metrics.windowSinkRetry(sink.type())), registry);
     }
 
     /**

@@ -46,7 +46,7 @@ class PipelineEndpointsIT {
 
     @Test
     void metricsServesTheRegistryInPrometheusTextFormat() throws Exception {
-        try (PipelineMetrics metrics = new PipelineMetrics(registry, "orders", false);
+        try (PipelineMetrics metrics = new PipelineMetrics(registry, "orders", "kafka", false);
                 PipelineEndpoints endpoints = start(Optional.empty())) {
             metrics.messagesRead(4, 100, 1_000);
             HttpResponse<String> response = get(endpoints, "/metrics");
