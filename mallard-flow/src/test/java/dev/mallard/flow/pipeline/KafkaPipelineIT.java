@@ -638,7 +638,7 @@ class KafkaPipelineIT {
         assertThat(BoundedRun.run(runner).messagesConsumed()).isEqualTo(250);
         assertThat(out.toString(StandardCharsets.UTF_8).lines()).containsExactly("{\"n\":100}", "{\"n\":100}", "{\"n\":50}");
         assertThat(runner.scrape()).contains("message_count_messages_total{pipeline=\"pipeline\"} 250.0")
-                .contains("sink_rows_written_total{pipeline=\"pipeline\"} 3.0")
+                .contains("sink_rows_written_total{pipeline=\"pipeline\",role=\"pipeline\",sink=\"console\"} 3.0")
                 .contains("phase_duration_seconds_count{phase=\"handler.invoke\",pipeline=\"pipeline\"} 3");
         }
     }
