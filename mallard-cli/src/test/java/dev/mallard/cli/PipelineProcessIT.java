@@ -222,6 +222,41 @@ class PipelineProcessIT {
     }
 
     @Test
+    void aRunThatFailsWritesTheRealFiguresToStatsJson() throws Exception {
+        String topic = "fails-" + UUID.randomUUID();
+        kafka.createTopic(topic, 1);
+        java.util.Properties properties = new java.util.Properties();
+        properties.put("bootstrap.servers", kafka.bootstrapServers());
+        try (org.apache.kafka.clients.producer.KafkaProducer<String, String> producer = new org.apache.kafka.clients.producer.KafkaProducer<>(
+                properties, new org.apache.kafka.common.serialization.StringSerializer(), new org.apache.kafka.common.serialization.StringSerializer())) {
+            for (int i = 0; i < 25; i++) {
+                producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>(topic, "{\"n\":" + i + "}"));
+            }
+            producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>(topic, "not json"));
+            producer.flush();
+        }
+        Path config = dir.resolve("fails.yml");
+        Files.writeString(config, """
+                pipeline:
+                  batch_size: 10
+                  flush_interval_seconds: 1
+                  source:
+                    type: kafka
+                    kafka: {brokers: [%s], group_id: %s, auto_offset_reset: earliest, topics: [%s]}
+                  handler: {type: handlers.InferredMemBatch, sql: SELECT count(*) AS n FROM batch}
+                  sink: {type: noop}
+                """.formatted(kafka.bootstrapServers(), "g-" + UUID.randomUUID(), topic));
+        Path stats = dir.resolve("fails-stats.json");
+        Path log = dir.resolve("fails.log");
+        Process run = start(log, "run", config.toString(), "--stats-json", stats.toString());
+        assertThat(run.waitFor(120, TimeUnit.SECONDS)).isTrue();
+        assertThat(run.exitValue()).as(Files.readString(log)).isEqualTo(10);
+        assertThat(Files.readString(log)).contains("user.handler.parse_failed");
+        // Every message read, the failed batch's included, and the error that stopped the run.
+        assertThat(Files.readString(stats)).isEqualTo("{\"messages_consumed\":26,\"num_errors\":1}\n");
+    }
+
+    @Test
     void aSinkBlockingPastTheDrainDeadlineExitsFifteen() throws Exception {
         String topic = publish(1, 2_000);
         Path config = dir.resolve("slow.yml");

@@ -18,7 +18,7 @@ import org.apache.arrow.vector.types.pojo.Field;
  * @param name the extension name, such as {@code arrow.json}, or null when the field has none
  * @param duckDbType DuckDB's type name for an {@code arrow.opaque} field from DuckDB, lower case, or null
  */
-record ArrowExtension(String name, String duckDbType) {
+public record ArrowExtension(String name, String duckDbType) {
     static final String NAME_KEY = "ARROW:extension:name";
     static final String METADATA_KEY = "ARROW:extension:metadata";
     static final String JSON = "arrow.json";
@@ -28,7 +28,8 @@ record ArrowExtension(String name, String duckDbType) {
     static final String BOOL8 = "arrow.bool8";
     private static final ArrowExtension NONE = new ArrowExtension(null, null);
 
-    static ArrowExtension of(Field field) {
+    /** The extension {@code field} declares; both components null when it declares none. */
+    public static ArrowExtension of(Field field) {
         if (field.getType() instanceof ArrowType.ExtensionType extension) {
             return of(extension.extensionName(), extension.serialize());
         }
@@ -41,15 +42,15 @@ record ArrowExtension(String name, String duckDbType) {
         return new ArrowExtension(name, OPAQUE.equals(name) ? duckDbTypeName(metadata) : null);
     }
 
-    boolean isJson() {
+    public boolean isJson() {
         return JSON.equals(name) || "json".equals(duckDbType);
     }
 
-    boolean isBool8() {
+    public boolean isBool8() {
         return BOOL8.equals(name);
     }
 
-    boolean isUuid() {
+    public boolean isUuid() {
         return UUID.equals(name) || "uuid".equals(duckDbType);
     }
 

@@ -35,6 +35,11 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  */
 public final class PipelineMetrics implements AutoCloseable {
     private static final int PHASES = Phase.values().length;
+    private static final Tags RESULT_OK = Tags.of("result", "ok");
+    private static final Tags RESULT_ERROR = Tags.of("result", "error");
+    private static final String FLUSHES = "Sink flushes, by result: ok, or error for a sink write or flush that failed";
+    private static final String COMMITS = "State transactions with their offsets, by result: ok, or error for one that failed";
+    private static final String RETRIES = "Sink attempts retried after a failure";
 
     private final MeterRegistry meters;
     private final MetricsRegistry registry;
@@ -49,12 +54,16 @@ public final class PipelineMetrics implements AutoCloseable {
     private final Counter rowsAccepted;
     private final Counter rowsWritten;
     private final Counter flushes;
+    private volatile Counter failedFlushes;
     private final Counter retries;
+    private final ConcurrentHashMap<String, Counter> windowRetries = new ConcurrentHashMap<>();
     private final Timer sourceRead;
     private final Timer sinkFlush;
     private final Timer batch;
     private final Counter stateCommits;
+    private volatile Counter failedStateCommits;
     private final Timer stateCommit;
+    private final Tags pipelineSink;
 
     private final AtomicLong lastFlushRows = new AtomicLong();
     private final AtomicLong lagObservedAt = new AtomicLong();
@@ -72,12 +81,12 @@ public final class PipelineMetrics implements AutoCloseable {
     /** The metrics of {@code pipeline}, with the state meters when it has a state path. */
     public static PipelineMetrics of(MetricsRegistry registry, PipelineConfig.Pipeline pipeline) {
         requireNonNull(pipeline, "pipeline is null");
-        return new PipelineMetrics(registry, pipeline.name(), pipeline.statePath().isPresent(), InstantSource.system());
+        return new PipelineMetrics(registry, pipeline.name(), pipeline.sink().type(), pipeline.statePath().isPresent(), InstantSource.system());
     }
 
-    /** As {@link #PipelineMetrics(MetricsRegistry, String, boolean, InstantSource)} on the system clock. */
-    public PipelineMetrics(MetricsRegistry registry, String pipeline, boolean stateful) {
-        this(registry, pipeline, stateful, InstantSource.system());
+    /** As {@link #PipelineMetrics(MetricsRegistry, String, String, boolean, InstantSource)} on the system clock. */
+    public PipelineMetrics(MetricsRegistry registry, String pipeline, String sinkType, boolean stateful) {
+        this(registry, pipeline, sinkType, stateful, InstantSource.system());
     }
 
     /**
@@ -87,7 +96,7 @@ public final class PipelineMetrics implements AutoCloseable {
      * @param clock the wall clock behind {@code consumer_lag_observed_timestamp}
      * @throws IllegalStateException when the registry already holds a pipeline of that name
      */
-    public PipelineMetrics(MetricsRegistry registry, String pipeline, boolean stateful, InstantSource clock) {
+    public PipelineMetrics(MetricsRegistry registry, String pipeline, String sinkType, boolean stateful, InstantSource clock) {
         this.registry = requireNonNull(registry, "registry is null");
         this.meters = registry.meters();
         requireNonNull(pipeline, "pipeline is null");
@@ -99,20 +108,22 @@ public final class PipelineMetrics implements AutoCloseable {
             throw new IllegalStateException("the metrics of pipeline " + pipeline + " are already registered; close them first");
         }
         this.tags = Tags.of("pipeline", pipeline);
+        // SQLFlow's labels: the sink's type, and which of the pipeline's sinks it is (pipeline, manager for a window's).
+        this.pipelineSink = Tags.of("sink", requireNonNull(sinkType, "sinkType is null"), "role", "pipeline");
 
         messages = counter("message_count", "messages", "Messages read from the source");
         payloadBytes = counter("message_payload_bytes", "bytes",
                 "Bytes of message values read from the source; keys, headers and framing excluded");
         handlerRows = counter("handler_rows_read", null, "Rows the handler loaded into the batch table its SQL ran over");
-        rowsAccepted = counter("sink_rows_accepted", null, "Result rows handed to the sink");
-        rowsWritten = counter("sink_rows_written", null, "Result rows the sink delivered");
-        flushes = counter("sink_flush_count", "flushes", "Sink flushes that succeeded");
-        retries = counter("sink_retry_count", null, "Sink attempts retried after a failure");
+        rowsAccepted = counter("sink_rows_accepted", null, "Result rows handed to the sink", pipelineSink);
+        rowsWritten = counter("sink_rows_written", null, "Result rows the sink delivered", pipelineSink);
+        flushes = counter("sink_flush_count", "flushes", FLUSHES, RESULT_OK);
+        retries = counter("sink_retry_count", null, RETRIES, pipelineSink);
         sourceRead = latency("source_read_latency", "Time to read one poll of messages from the source");
         sinkFlush = latency("sink_flush_latency", "Time of a sink flush that succeeded");
         batch = latency("batch_processing_latency", "Time from a batch's first message to its flush");
         if (stateful) {
-            stateCommits = counter("state_commit_count", "commits", "State transactions committed with their offsets");
+            stateCommits = counter("state_commit_count", "commits", COMMITS, RESULT_OK);
             stateCommit = latency("state_commit_latency", "Time to commit state and offsets together");
         } else {
             stateCommits = null;
@@ -164,8 +175,19 @@ public final class PipelineMetrics implements AutoCloseable {
         sinkFlush.record(nanos, NANOSECONDS);
     }
 
+    /** An attempt of the pipeline's sink retried. */
     public void sinkRetry() {
         retries.increment();
+    }
+
+    /** An attempt of a window's sink retried, counted under {@code role="manager"} and its sink's type. */
+    public void windowSinkRetry(String sinkType) {
+        Counter counter = windowRetries.get(requireNonNull(sinkType, "sinkType is null"));
+        if (counter == null) {
+            counter = windowRetries.computeIfAbsent(sinkType,
+                    type -> counter("sink_retry_count", null, RETRIES, Tags.of("sink", type, "role", "manager")));
+        }
+        counter.increment();
     }
 
     /** A batch done, from its first message to its flush. */
@@ -181,6 +203,26 @@ public final class PipelineMetrics implements AutoCloseable {
             counter = registerError(code, phase);
         }
         counter.increment();
+        // As SQLFlow counts them: a failed sink write or flush is a flush with result=error, a failed commit a commit.
+        if (phase == Phase.SINK_WRITE || phase == Phase.SINK_FLUSH) {
+            failedFlushes().increment();
+        } else if (phase == Phase.STATE_COMMIT && stateful) {
+            failedStateCommits().increment();
+        }
+    }
+
+    private synchronized Counter failedFlushes() {
+        if (failedFlushes == null) {
+            failedFlushes = counter("sink_flush_count", "flushes", FLUSHES, RESULT_ERROR);
+        }
+        return failedFlushes;
+    }
+
+    private synchronized Counter failedStateCommits() {
+        if (failedStateCommits == null) {
+            failedStateCommits = counter("state_commit_count", "commits", COMMITS, RESULT_ERROR);
+        }
+        return failedStateCommits;
     }
 
     /**
@@ -253,7 +295,11 @@ public final class PipelineMetrics implements AutoCloseable {
     }
 
     private Counter counter(String name, String unit, String description) {
-        return own(Counter.builder(name).baseUnit(unit).description(description).tags(tags).register(meters));
+        return counter(name, unit, description, Tags.empty());
+    }
+
+    private Counter counter(String name, String unit, String description, Tags extra) {
+        return own(Counter.builder(name).baseUnit(unit).description(description).tags(tags).tags(extra).register(meters));
     }
 
     private Timer latency(String name, String description) {

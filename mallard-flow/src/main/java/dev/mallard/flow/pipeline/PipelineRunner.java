@@ -2,6 +2,8 @@ package dev.mallard.flow.pipeline;
 
 import static java.util.Objects.requireNonNull;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.mallard.core.config.ConfigEnvironment;
 import dev.mallard.core.engine.Engine;
 import dev.mallard.core.error.ErrorCode;
@@ -111,6 +113,10 @@ public final class PipelineRunner implements AutoCloseable {
         Source open(PipelineConfig config, Function<Partition, Optional<Long>> storedOffsets);
     }
 
+    /** How SQLFlow (Go's encoding of a zero time.Time) writes an instant that never happened. */
+    static final String NEVER = "0001-01-01T00:00:00Z";
+    private static final ObjectMapper STATS_JSON = new ObjectMapper();
+
     private final PipelineConfig config;
     private final ConfigEnvironment environment;
     private final Options options;
@@ -129,6 +135,9 @@ public final class PipelineRunner implements AutoCloseable {
     private volatile boolean consuming;
     private volatile long batches;
     private volatile Instant lastBatchAt;
+    private volatile Instant lastArrivalAt;
+    private volatile Instant lastErrorAt;
+    private long errorsSeen;
     private volatile Long lastLag;
     // Per partition, the next offset this run processed up to (partitions a rebalance moved away leave it).
     private final Map<Partition, Long> processed = new HashMap<>();
@@ -207,6 +216,34 @@ public final class PipelineRunner implements AutoCloseable {
         return sink != null && sink.unreachable() ? Optional.of("sink_unreachable") : Optional.empty();
     }
 
+    /**
+     * The body of /stats, in SQLFlow's shape: {@code state} (null without a state path) and {@code progress}, when the
+     * newest batch arrived, when the last one committed, when the last error was counted (Go's zero time,
+     * {@value #NEVER}, for never, as SQLFlow writes it) and the two ages in seconds (-1 for no arrival yet; the commit
+     * age counts from the endpoint's start until the first commit).
+     */
+    private String statsJson(Optional<StateStats> stats, Instant served) {
+        ObjectNode root = STATS_JSON.createObjectNode();
+        if (stats.isPresent()) {
+            root.set("state", stats.get().state());
+        } else {
+            root.putNull("state");
+        }
+        Instant now = Instant.now();
+        Instant arrival = lastArrivalAt;
+        Instant commit = lastBatchAt;
+        Instant error = lastErrorAt;
+        root.putObject("progress")
+                .put("last_arrival", arrival == null ? NEVER : arrival.toString())
+                .put("last_commit", commit == null ? NEVER : commit.toString())
+                .put("last_error", error == null ? NEVER : error.toString())
+                .put("messages", consumed)
+                .put("errors", errors())
+                .put("arrival_age_seconds", arrival == null ? -1.0 : Duration.between(arrival, now).toNanos() / 1e9)
+                .put("commit_age_seconds", Duration.between(commit == null ? served : commit, now).toNanos() / 1e9);
+        return root.toString();
+    }
+
     /** The port /metrics is served on, once the run has started it. */
     public Optional<Integer> metricsPort() {
         PipelineEndpoints current = endpoints;
@@ -254,9 +291,10 @@ public final class PipelineRunner implements AutoCloseable {
         Optional<OffsetStore> offsets = statePath.map(path -> new OffsetStore(engine.connection(), PipelineIdentity.of(config), path, offsetsSchema));
         // A hosted pipeline's state is the server's database: no file of its own to measure, and the server serves its tables.
         Optional<StateStats> stats = options.host().isPresent() ? Optional.empty() : statePath.map(path -> new StateStats(engine, path));
+        Instant served0 = Instant.now();
         try (PipelineEndpoints served = options.metricsPort()
                         .map(port -> PipelineEndpoints.start(PipelineEndpoints.DEFAULT_HOST, port, registry, this::unhealthy,
-                                stats.map(s -> (java.util.function.Supplier<String>) s::json)))
+                                Optional.of(() -> statsJson(stats, served0))))
                         .orElse(null);
                 StateStats closingStats = stats.orElse(null);
                 Source source = sources.open(config, partition -> resumeAt(partition, offsets));
@@ -293,6 +331,7 @@ public final class PipelineRunner implements AutoCloseable {
                 }
                 sourceReachable = reachable;
                 if (!batch.isEmpty()) {
+                    lastArrivalAt = Instant.now();
                     long bytes = 0;
                     for (Message message : batch) {
                         bytes += message.value().length;
@@ -307,6 +346,7 @@ public final class PipelineRunner implements AutoCloseable {
                         // --stats-json of a failed run: the messages it read and the error that stopped it.
                         consumed += batch.size();
                         failures += 1;
+                        lastErrorAt = Instant.now();
                         throw e;
                     }
                     processed.putAll(done.next());
@@ -324,6 +364,11 @@ public final class PipelineRunner implements AutoCloseable {
                     syncViews(views);
                     batches++;
                     lastBatchAt = Instant.now();
+                    long errorsNow = errors();
+                    if (errorsNow > errorsSeen) {
+                        errorsSeen = errorsNow;
+                        lastErrorAt = lastBatchAt;
+                    }
                     if (source instanceof KafkaSource kafka) {
                         long total = 0;
                         for (Map.Entry<Partition, Long> lag : kafka.lag().entrySet()) {
@@ -377,7 +422,7 @@ public final class PipelineRunner implements AutoCloseable {
     /** The pipeline's windows, each with its sink in the sink's retry ladder. */
     private Windows openWindows(Engine engine, PipelineMetrics metrics) {
         return Windows.open(config, engine, sink -> new RetryingSink(Sinks.create(sink, options.console(), engine.allocator()),
-                RetryingSink.Ladder.of(sink.retry()), metrics::sinkRetry), registry);
+                RetryingSink.Ladder.of(sink.retry()), () -> metrics.windowSinkRetry(sink.type())), registry);
     }
 
     /**

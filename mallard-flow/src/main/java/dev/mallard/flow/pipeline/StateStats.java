@@ -16,6 +16,8 @@ import java.nio.file.Path;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
 import org.duckdb.DuckDBConnection;
 
 /**
@@ -34,30 +36,43 @@ final class StateStats implements AutoCloseable {
         this.session = engine.newSession();
     }
 
-    /** The body of /stats. Synchronized: requests arrive on many threads, and one connection serves them. */
-    synchronized String json() {
+    /**
+     * The {@code state} object of /stats, in SQLFlow's shape: the file, its size, every table's exact row count (the
+     * offsets and the pipeline's identity, engine bookkeeping, left out as SQLFlow leaves out its own) and the offsets.
+     * Synchronized: requests arrive on many threads, and one connection serves them.
+     */
+    synchronized ObjectNode state() {
         ObjectNode root = mapper.createObjectNode();
-        root.put("state_path", file.toString());
-        root.put("db_size_bytes", size());
+        root.put("path", file.toString());
+        root.put("size_bytes", size());
         try (Statement statement = session.createStatement()) {
+            List<String> names = new ArrayList<>();
+            try (ResultSet rows = statement.executeQuery(TABLES + " AND table_name NOT IN ('" + OffsetStore.TABLE + "', '"
+                    + OffsetStore.IDENTITY_TABLE + "') AND schema_name = 'main' ORDER BY 1")) {
+                while (rows.next()) {
+                    names.add(rows.getString(1));
+                }
+            }
+            ArrayNode tables = root.putArray("tables");
+            for (String name : names) {
+                try (ResultSet rows = statement.executeQuery("SELECT count(*) FROM main.\"" + name.replace("\"", "\"\"") + "\"")) {
+                    rows.next();
+                    tables.addObject().put("name", name).put("rows", rows.getLong(1));
+                }
+            }
             ArrayNode offsets = root.putArray("offsets");
             try (ResultSet rows = statement.executeQuery("SELECT topic, \"partition\", next_offset, committed_at::VARCHAR FROM "
                     + OffsetStore.TABLE + " ORDER BY 1, 2")) {
                 while (rows.next()) {
+                    // Mallard does not keep the leader epoch: -1 is Kafka's "unknown".
                     offsets.addObject().put("topic", rows.getString(1)).put("partition", rows.getInt(2))
-                            .put("next_offset", rows.getLong(3)).put("committed_at", rows.getString(4));
-                }
-            }
-            ArrayNode tables = root.putArray("tables");
-            try (ResultSet rows = statement.executeQuery(TABLES + " ORDER BY 1")) {
-                while (rows.next()) {
-                    tables.addObject().put("name", rows.getString(1)).put("rows", rows.getLong(2));
+                            .put("offset", rows.getLong(3)).put("leader_epoch", -1).put("committed_at", rows.getString(4));
                 }
             }
         } catch (SQLException e) {
             throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot read the state for /stats: " + e.getMessage(), e);
         }
-        return root.toString();
+        return root;
     }
 
     /** Updates the state gauges after a commit, on the pipeline's thread. */

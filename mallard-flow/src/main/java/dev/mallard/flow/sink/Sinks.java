@@ -20,7 +20,7 @@ public final class Sinks {
             case "sqlcommand" -> new SqlCommandSink(config.sql(), config.substitutions());
             case "kafka" -> new KafkaSink(config.settings(), config.retry(), allocator);
             case "postgres" -> new PostgresSink(PostgresSink.Settings.of(config.settings(), config.retry()), allocator);
-            case "iceberg" -> new IcebergSink(IcebergSettings.of(config.settings(), System.getenv()));
+            case "iceberg" -> new IcebergSink(IcebergSettings.of(config.settings(), System.getenv()), allocator);
             default -> throw new MallardException(ErrorCode.USER_CONFIG_UNSUPPORTED, "sink type " + config.type()
                     + " is accepted by validate but cannot run in this version of Mallard; use console, noop, sqlcommand, kafka, postgres or iceberg");
         };

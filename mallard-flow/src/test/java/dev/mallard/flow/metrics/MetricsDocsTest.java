@@ -38,8 +38,15 @@ class MetricsDocsTest {
         calls.put("sinkWritten", m -> m.sinkWritten(3, 3));
         calls.put("sinkFlushed", m -> m.sinkFlushed(3, 1_000_000));
         calls.put("sinkRetry", PipelineMetrics::sinkRetry);
+        calls.put("windowSinkRetry", m -> m.windowSinkRetry("console"));
         calls.put("batchProcessed", m -> m.batchProcessed(3_000_000));
-        calls.put("error", m -> m.error(ErrorCode.USER_HANDLER_SQL_FAILED, Phase.HANDLER_INVOKE));
+        calls.put("error", m -> {
+            m.error(ErrorCode.USER_HANDLER_SQL_FAILED, Phase.HANDLER_INVOKE);
+            m.error(ErrorCode.SYSTEM_SINK_UNREACHABLE, Phase.SINK_FLUSH);
+            if (stateful) {
+                m.error(ErrorCode.SYSTEM_ENGINE_FAILED, Phase.STATE_COMMIT);
+            }
+        });
         calls.put("consumerLag", m -> {
             m.consumerLag("events", 0, 5);
             m.consumerLag("events", 1, 5);
@@ -85,7 +92,7 @@ class MetricsDocsTest {
     }
 
     private static Map<String, Shape> exposedAfterEveryCall(boolean stateful) {
-        try (MetricsRegistry registry = new MetricsRegistry(); PipelineMetrics metrics = new PipelineMetrics(registry, "p", stateful)) {
+        try (MetricsRegistry registry = new MetricsRegistry(); PipelineMetrics metrics = new PipelineMetrics(registry, "p", "kafka", stateful)) {
             everyMethodOnce(stateful).values().forEach(call -> call.accept(metrics));
             Exposition exposed = new Exposition(registry.scrape());
             Map<String, Shape> series = new TreeMap<>();

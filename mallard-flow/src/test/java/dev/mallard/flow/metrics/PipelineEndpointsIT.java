@@ -46,7 +46,7 @@ class PipelineEndpointsIT {
 
     @Test
     void metricsServesTheRegistryInPrometheusTextFormat() throws Exception {
-        try (PipelineMetrics metrics = new PipelineMetrics(registry, "orders", false);
+        try (PipelineMetrics metrics = new PipelineMetrics(registry, "orders", "kafka", false);
                 PipelineEndpoints endpoints = start(Optional.empty())) {
             metrics.messagesRead(4, 100, 1_000);
             HttpResponse<String> response = get(endpoints, "/metrics");
@@ -75,7 +75,7 @@ class PipelineEndpointsIT {
     }
 
     @Test
-    void statsServesTheRunnersJsonWhenThePipelineHasAStatePath() throws Exception {
+    void statsServesTheJsonItsSupplierGives() throws Exception {
         String json = "{\"state\":{\"path\":\"/state/orders.db\",\"size_bytes\":4096}}";
         try (PipelineEndpoints endpoints = start(Optional.of(() -> json))) {
             HttpResponse<String> response = get(endpoints, "/stats");
@@ -86,7 +86,7 @@ class PipelineEndpointsIT {
     }
 
     @Test
-    void statsIsNotFoundWithoutAStatePath() throws Exception {
+    void statsIsNotFoundWhenTheEndpointsAreGivenNoStatistics() throws Exception {
         try (PipelineEndpoints endpoints = start(Optional.empty())) {
             assertThat(get(endpoints, "/stats").statusCode()).isEqualTo(404);
         }

@@ -14,6 +14,8 @@ import org.junit.jupiter.api.Test;
 
 class PipelineMetricsTest {
     private static final String P = "pipeline=\"orders\"";
+    private static final String SINK = ",role=\"pipeline\",sink=\"kafka\"";
+    private static final String OK = ",result=\"ok\"";
 
     private final MetricsRegistry registry = new MetricsRegistry();
     private final AtomicReference<Instant> now = new AtomicReference<>(Instant.parse("2026-03-01T10:00:00.750Z"));
@@ -25,11 +27,11 @@ class PipelineMetricsTest {
     }
 
     private PipelineMetrics stateless() {
-        return new PipelineMetrics(registry, "orders", false, clock);
+        return new PipelineMetrics(registry, "orders", "kafka", false, clock);
     }
 
     private PipelineMetrics stateful() {
-        return new PipelineMetrics(registry, "orders", true, clock);
+        return new PipelineMetrics(registry, "orders", "kafka", true, clock);
     }
 
     private Exposition scrape() {
@@ -105,8 +107,8 @@ class PipelineMetricsTest {
         metrics.sinkWritten(10, 0);
         metrics.sinkWritten(5, 15);
         Exposition scraped = scrape();
-        assertThat(scraped.value("sink_rows_accepted_total{" + P + "}")).isEqualTo(15.0);
-        assertThat(scraped.value("sink_rows_written_total{" + P + "}")).isEqualTo(15.0);
+        assertThat(scraped.value("sink_rows_accepted_total{" + P + SINK + "}")).isEqualTo(15.0);
+        assertThat(scraped.value("sink_rows_written_total{" + P + SINK + "}")).isEqualTo(15.0);
     }
 
     @Test
@@ -117,7 +119,7 @@ class PipelineMetricsTest {
         Exposition scraped = scrape();
         assertThat(scraped.value("sink_flush_num_rows{" + P + "}")).isEqualTo(12.0);
         assertThat(scraped.types()).containsEntry("sink_flush_num_rows", "gauge");
-        assertThat(scraped.value("sink_flush_count_flushes_total{" + P + "}")).isEqualTo(2.0);
+        assertThat(scraped.value("sink_flush_count_flushes_total{" + P + OK + "}")).isEqualTo(2.0);
         assertThat(scraped.value("sink_flush_latency_seconds_count{" + P + "}")).isEqualTo(2.0);
         assertThat(scraped.value("sink_flush_latency_seconds_sum{" + P + "}")).isEqualTo(0.004);
         assertThat(scraped.value("sink_flush_latency_seconds_max{" + P + "}")).isEqualTo(0.003);
@@ -128,7 +130,34 @@ class PipelineMetricsTest {
         PipelineMetrics metrics = stateless();
         metrics.sinkRetry();
         metrics.sinkRetry();
-        assertThat(scrape().value("sink_retry_count_total{" + P + "}")).isEqualTo(2.0);
+        assertThat(scrape().value("sink_retry_count_total{" + P + SINK + "}")).isEqualTo(2.0);
+    }
+
+    @Test
+    void aWindowsSinkRetryCountsUnderRoleManagerAndItsSinksType() {
+        PipelineMetrics metrics = stateless();
+        metrics.windowSinkRetry("postgres");
+        metrics.windowSinkRetry("postgres");
+        metrics.sinkRetry();
+        Exposition scraped = scrape();
+        assertThat(scraped.value("sink_retry_count_total{" + P + ",role=\"manager\",sink=\"postgres\"}")).isEqualTo(2.0);
+        assertThat(scraped.value("sink_retry_count_total{" + P + SINK + "}")).isEqualTo(1.0);
+    }
+
+    @Test
+    void aFailedSinkWriteOrFlushCountsAFlushWithResultErrorAndAFailedCommitACommitWithResultError() {
+        PipelineMetrics metrics = stateful();
+        metrics.sinkFlushed(3, 1_000_000);
+        metrics.error(ErrorCode.SYSTEM_SINK_UNREACHABLE, Phase.SINK_FLUSH);
+        metrics.error(ErrorCode.USER_SINK_KEY_NULL, Phase.SINK_WRITE);
+        metrics.stateCommitted(1_000_000);
+        metrics.error(ErrorCode.SYSTEM_ENGINE_FAILED, Phase.STATE_COMMIT);
+        metrics.error(ErrorCode.USER_HANDLER_SQL_FAILED, Phase.HANDLER_INVOKE);
+        Exposition scraped = scrape();
+        assertThat(scraped.value("sink_flush_count_flushes_total{" + P + OK + "}")).isEqualTo(1.0);
+        assertThat(scraped.value("sink_flush_count_flushes_total{" + P + ",result=\"error\"}")).isEqualTo(2.0);
+        assertThat(scraped.value("state_commit_count_commits_total{" + P + OK + "}")).isEqualTo(1.0);
+        assertThat(scraped.value("state_commit_count_commits_total{" + P + ",result=\"error\"}")).isEqualTo(1.0);
     }
 
     @Test
@@ -195,14 +224,14 @@ class PipelineMetricsTest {
     @Test
     void aPipelineWithAStatePathCountsAndTimesCommitsAndGaugesItsDatabase() {
         PipelineMetrics metrics = stateful();
-        assertThat(scrape().value("state_commit_count_commits_total{" + P + "}")).isZero();
+        assertThat(scrape().value("state_commit_count_commits_total{" + P + OK + "}")).isZero();
         metrics.stateCommitted(4_000_000);
         metrics.stateDbSize(1_048_576);
         metrics.stateTableRows("agg", 24);
         metrics.stateTableRows("seen", 3);
         metrics.stateTableRows("agg", 25);
         Exposition scraped = scrape();
-        assertThat(scraped.value("state_commit_count_commits_total{" + P + "}")).isEqualTo(1.0);
+        assertThat(scraped.value("state_commit_count_commits_total{" + P + OK + "}")).isEqualTo(1.0);
         assertThat(scraped.value("state_commit_latency_seconds_sum{" + P + "}")).isEqualTo(0.004);
         assertThat(scraped.value("state_db_size_bytes{" + P + "}")).isEqualTo(1_048_576.0);
         assertThat(scraped.value("state_table_rows{" + P + ",table=\"agg\"}")).isEqualTo(25.0);
@@ -220,7 +249,7 @@ class PipelineMetricsTest {
 
     @Test
     void twoPipelinesShareARegistryApartByTheirTag() {
-        try (PipelineMetrics orders = stateless(); PipelineMetrics audit = new PipelineMetrics(registry, "audit", false, clock)) {
+        try (PipelineMetrics orders = stateless(); PipelineMetrics audit = new PipelineMetrics(registry, "audit", "kafka", false, clock)) {
             orders.handlerRowsRead(1);
             audit.handlerRowsRead(5);
             Exposition scraped = scrape();

@@ -356,6 +356,101 @@ class KafkaPipelineIT {
         }
     }
 
+    private static JsonNode stats(PipelineRunner runner) throws Exception {
+        java.net.http.HttpResponse<String> response = java.net.http.HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(
+                java.net.URI.create("http://127.0.0.1:" + runner.metricsPort().orElseThrow() + "/stats")).build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+        assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+        return new ObjectMapper().readTree(response.body());
+    }
+
+    @Test
+    void statsAnswersInSqlflowsShapeTheStateAndTheProgressOfTheRun() throws Exception {
+        String in = topic(2);
+        publish(in, cityEvents(300, 0));
+        Path state = dir.resolve("stats").resolve("stats.duckdb");
+        PipelineConfig stateful = config("""
+                tables:
+                  sql:
+                    - name: totals
+                      sql: CREATE TABLE IF NOT EXISTS totals (city VARCHAR, n BIGINT)
+                pipeline:
+                  batch_size: 100
+                  flush_interval_seconds: 1
+                  state:
+                    path: %s
+                """.formatted(state) + source(in, "g-stats-" + in) + """
+                  handler:
+                    type: handlers.InferredMemBatch
+                    sql: INSERT INTO totals SELECT properties.city, count(*) FROM batch GROUP BY 1
+                  sink:
+                    type: noop
+                """);
+        try (PipelineRunner runner = new PipelineRunner(stateful, ConfigEnvironment.from(Map.of()),
+                new PipelineRunner.Options(0, new ByteArrayOutputStream(), java.util.Optional.of(0)))) {
+            Thread running = Thread.ofPlatform().name("stats-pipeline").start(runner::run);
+            await(() -> runner.progress().messages() == 300, "the pipeline read every message");
+            JsonNode body = stats(runner);
+            JsonNode stateNode = body.get("state");
+            assertThat(stateNode.get("path").asText()).isEqualTo(state.toString());
+            assertThat(stateNode.get("size_bytes").asLong()).isPositive();
+            assertThat(stateNode.get("tables").findValuesAsText("name")).contains("totals").doesNotContain("sqlflow_offsets", "sqlflow_pipeline");
+            long reportedRows = 0;
+            for (JsonNode table : stateNode.get("tables")) {
+                if (table.get("name").asText().equals("totals")) {
+                    reportedRows = table.get("rows").asLong();
+                }
+            }
+            JsonNode offsets = stateNode.get("offsets");
+            assertThat(offsets).isNotEmpty();
+            long next = 0;
+            for (JsonNode offset : offsets) {
+                assertThat(offset.get("topic").asText()).isEqualTo(in);
+                assertThat(offset.get("leader_epoch").asInt()).isEqualTo(-1);
+                next += offset.get("offset").asLong();
+            }
+            assertThat(next).isEqualTo(300);
+            JsonNode progress = body.get("progress");
+            assertThat(progress.get("messages").asLong()).isEqualTo(300);
+            assertThat(progress.get("errors").asLong()).isZero();
+            assertThat(java.time.Instant.parse(progress.get("last_arrival").asText())).isAfter(java.time.Instant.EPOCH);
+            assertThat(java.time.Instant.parse(progress.get("last_commit").asText())).isAfter(java.time.Instant.EPOCH);
+            assertThat(progress.get("last_error").asText()).isEqualTo("0001-01-01T00:00:00Z");
+            assertThat(progress.get("arrival_age_seconds").asDouble()).isNotNegative();
+            assertThat(progress.get("commit_age_seconds").asDouble()).isNotNegative();
+            runner.requestStop();
+            running.join(Duration.ofSeconds(60));
+            assertThat(running.isAlive()).isFalse();
+            // Every message was committed before the request, so the exact count is the file's.
+            assertThat(row(state, "SELECT count(*) FROM totals")).containsExactly(reportedRows);
+        }
+        PipelineConfig stateless = config("""
+                pipeline:
+                  batch_size: 100
+                  flush_interval_seconds: 1
+                """ + source(in, "g-stats-stateless-" + in) + """
+                  handler:
+                    type: handlers.InferredMemBatch
+                    sql: SELECT count(*) AS n FROM batch
+                  sink:
+                    type: noop
+                """);
+        try (PipelineRunner runner = new PipelineRunner(stateless, ConfigEnvironment.from(Map.of()),
+                new PipelineRunner.Options(0, new ByteArrayOutputStream(), java.util.Optional.of(0)))) {
+            Thread running = Thread.ofPlatform().name("stats-stateless").start(runner::run);
+            await(() -> runner.metricsPort().isPresent(), "the endpoints are up");
+            JsonNode before = stats(runner);
+            // Absent state and empty state are different facts: no state path is null.
+            assertThat(before.get("state").isNull()).isTrue();
+            assertThat(before.get("progress").has("messages")).isTrue();
+            await(() -> runner.progress().messages() == 300, "the pipeline read every message");
+            assertThat(stats(runner).get("progress").get("messages").asLong()).isEqualTo(300);
+            runner.requestStop();
+            running.join(Duration.ofSeconds(60));
+            assertThat(running.isAlive()).isFalse();
+        }
+    }
+
     @Test
     void aMaterializedViewCreatedByTheCommandsMovesWithEveryBatchAndAcrossARestart() throws Exception {
         String in = topic(2);
@@ -543,7 +638,7 @@ class KafkaPipelineIT {
         assertThat(BoundedRun.run(runner).messagesConsumed()).isEqualTo(250);
         assertThat(out.toString(StandardCharsets.UTF_8).lines()).containsExactly("{\"n\":100}", "{\"n\":100}", "{\"n\":50}");
         assertThat(runner.scrape()).contains("message_count_messages_total{pipeline=\"pipeline\"} 250.0")
-                .contains("sink_rows_written_total{pipeline=\"pipeline\"} 3.0")
+                .contains("sink_rows_written_total{pipeline=\"pipeline\",role=\"pipeline\",sink=\"console\"} 3.0")
                 .contains("phase_duration_seconds_count{phase=\"handler.invoke\",pipeline=\"pipeline\"} 3");
         }
     }

@@ -15,7 +15,6 @@ import dev.mallard.flow.state.PipelineIdentity;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
@@ -23,6 +22,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import org.apache.arrow.memory.BufferAllocator;
 import org.apache.iceberg.AppendFiles;
 import org.apache.iceberg.CatalogProperties;
 import org.apache.iceberg.DataFile;
@@ -61,6 +61,7 @@ public final class IcebergSink implements Sink {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final IcebergSettings settings;
+    private final BufferAllocator allocator;
     private final TableIdentifier identifier;
     private JdbcCatalog catalog;
     private Table table;
@@ -68,8 +69,9 @@ public final class IcebergSink implements Sink {
     private PipelineIdentity pipeline;
     private Map<Partition, Long> batchPositions = Map.of();
 
-    public IcebergSink(IcebergSettings settings) {
+    public IcebergSink(IcebergSettings settings, BufferAllocator allocator) {
         this.settings = requireNonNull(settings, "settings is null");
+        this.allocator = requireNonNull(allocator, "allocator is null");
         this.identifier = TableIdentifier.of(Namespace.of(settings.namespace().toArray(String[]::new)), settings.table());
     }
 
@@ -94,7 +96,7 @@ public final class IcebergSink implements Sink {
         Map<Partition, Long> positions = batchPositions;
         batchPositions = Map.of();
         try {
-            List<IcebergColumns.Column> columns = columns(batch);
+            List<IcebergColumns.Column> columns = IcebergColumns.of(batch, allocator);
             Table target = table(columns);
             if (pipeline != null && !positions.isEmpty()) {
                 target.refresh();
@@ -170,19 +172,6 @@ public final class IcebergSink implements Sink {
         } catch (IOException e) {
             throw new MallardException(ErrorCode.SYSTEM_IO_FAILED, "cannot read the size of " + file + ": " + e.getMessage(), e);
         }
-    }
-
-    private static List<IcebergColumns.Column> columns(ResultTable batch) {
-        List<IcebergColumns.Column> columns = new ArrayList<>();
-        try (Statement statement = batch.connection().createStatement();
-                ResultSet rows = statement.executeQuery("DESCRIBE SELECT * FROM " + batch.name())) {
-            while (rows.next()) {
-                columns.add(new IcebergColumns.Column(rows.getString("column_name"), rows.getString("column_type")));
-            }
-        } catch (SQLException e) {
-            throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot describe the batch's result: " + e.getMessage(), e);
-        }
-        return columns;
     }
 
     /** The table, loaded once, or created (with its namespace) for these columns. */

@@ -30,6 +30,7 @@ class IcebergSinkTest {
     Path dir;
 
     private DuckDBConnection duckdb;
+    private final org.apache.arrow.memory.BufferAllocator allocator = new org.apache.arrow.memory.RootAllocator();
 
     @BeforeEach
     void openDuckDb() throws Exception {
@@ -39,6 +40,7 @@ class IcebergSinkTest {
     @AfterEach
     void closeDuckDb() throws Exception {
         duckdb.close();
+        allocator.close();
     }
 
     private IcebergSettings settings(String table) throws Exception {
@@ -63,7 +65,7 @@ class IcebergSinkTest {
 
     @Test
     void aMissingTableIsCreatedFromTheBatchAndEachFlushIsOneSnapshot() throws Exception {
-        try (IcebergSink sink = new IcebergSink(settings("default.city_events"))) {
+        try (IcebergSink sink = new IcebergSink(settings("default.city_events"), allocator)) {
             sink.write(batch("SELECT TIMESTAMP '2015-12-12 19:11:01.249' AS timestamp, 'New York' AS city, 3::BIGINT AS n, 1.5::DECIMAL(9,2) AS price"));
             sink.flush();
             sink.write(batch("SELECT TIMESTAMP '2015-12-12 19:11:02' AS timestamp, 'Baltimore' AS city, NULL::BIGINT AS n, 2::DECIMAL(9,2) AS price"));
@@ -82,12 +84,12 @@ class IcebergSinkTest {
     @Test
     void theBatchPositionsAreCommittedInTheSnapshotAndAFlushTheTableAlreadyHoldsIsNotAppendedAgain() throws Exception {
         Map<Partition, Long> positions = Map.of(new Partition("events", 0), 10L, new Partition("events", 1), 7L);
-        try (IcebergSink sink = new IcebergSink(settings("default.city_events"))) {
+        try (IcebergSink sink = new IcebergSink(settings("default.city_events"), allocator)) {
             sink.positions(PIPELINE, positions);
             sink.write(batch("SELECT 'New York' AS city"));
             sink.flush();
         }
-        try (IcebergSink restarted = new IcebergSink(settings("default.city_events"))) {
+        try (IcebergSink restarted = new IcebergSink(settings("default.city_events"), allocator)) {
             assertThat(restarted.committedPositions(PIPELINE)).isEqualTo(positions);
             assertThat(restarted.committedPositions(new PipelineIdentity("other", List.of("events"), "g1"))).isEmpty();
             restarted.positions(PIPELINE, positions);
@@ -105,7 +107,7 @@ class IcebergSinkTest {
 
     @Test
     void aResultColumnTheExistingTableLacksIsACodedErrorNamingIt() throws Exception {
-        try (IcebergSink sink = new IcebergSink(settings("default.cities"))) {
+        try (IcebergSink sink = new IcebergSink(settings("default.cities"), allocator)) {
             sink.write(batch("SELECT 'New York' AS city"));
             sink.flush();
             sink.write(batch("SELECT 'New York' AS city, 1 AS population"));
@@ -117,7 +119,7 @@ class IcebergSinkTest {
 
     @Test
     void aColumnTypeWithoutAnIcebergCounterpartIsACodedErrorNamingTheColumn() throws Exception {
-        try (IcebergSink sink = new IcebergSink(settings("default.shapes"))) {
+        try (IcebergSink sink = new IcebergSink(settings("default.shapes"), allocator)) {
             sink.write(batch("SELECT {'x': 1} AS point"));
             assertThatThrownBy(sink::flush).isInstanceOf(MallardException.class)
                     .satisfies(e -> assertThat(((MallardException) e).errorCode()).isEqualTo(ErrorCode.USER_ICEBERG_SCHEMA_MISMATCH))
