@@ -55,7 +55,8 @@ class ScratchTablesTest {
             views.refresh("lows");
             // Behind the views' back, a column too narrow for the next value: the sync's INSERT into the view fails.
             DuckDb.run(connection, "ALTER TABLE lows ALTER hi TYPE TINYINT", "INSERT INTO t VALUES (1, 1000)");
-            assertThatThrownBy(views::sync).isInstanceOf(MallardException.class);
+            assertThatThrownBy(views::sync).isInstanceOf(MallardException.class)
+                    .hasMessageContaining("INSERT INTO \"lows\"");
 
             DuckDb.run(connection, "ALTER TABLE lows ALTER hi TYPE INTEGER");
             views.sync();
