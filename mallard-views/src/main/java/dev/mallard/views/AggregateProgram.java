@@ -97,11 +97,12 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
 
     @Override
     public void maintain(Connection connection, Set<TableName> changed) {
-        Optional<Boolean> nullKey = moveGroups(connection, changed);
+        ScratchTables scratch = ScratchTables.replacedEachTime(connection);
+        Optional<Boolean> nullKey = moveGroups(connection, scratch, changed);
         // The touched groups' rows leave the view as they were and come back as they are.
         Sql.update(connection, "INSERT INTO " + ViewTable.OUTPUT + " " + outputRows(oldGroups(), "-1") + "\nUNION ALL\n"
                 + outputRows(touched() + " AS g", "1"));
-        mergeState(connection, nullKey);
+        mergeState(scratch, nullKey);
     }
 
     /**
@@ -125,14 +126,15 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
     /**
      * Moves the state by the deltas and writes the touched groups' rows straight into the view table: deletes each
      * touched group's old row found by its keys, inserts its new one. Returns the view rows deleted plus inserted.
-     * Only for a view that {@link #appliesInPlace}.
+     * Its statements have the same text at every sync: they run prepared, and the touched groups' table is kept
+     * ({@code scratch}). Only for a view that {@link #appliesInPlace}.
      */
-    long maintainInPlace(Connection connection, Set<TableName> changed, ViewTable table) {
+    long maintainInPlace(Connection connection, ScratchTables scratch, Set<TableName> changed, ViewTable table) {
         List<String> columns = table.columns();
-        Optional<Boolean> nullKey = moveGroups(connection, changed);
+        Optional<Boolean> nullKey = moveGroups(connection, scratch, changed);
         long deleted;
         if (keyCount == 0) {
-            deleted = Sql.update(connection, "DELETE FROM " + table.relation());
+            deleted = scratch.update("DELETE FROM " + table.relation());
         } else {
             // Plain equality lets DuckDB skip the view's row groups that cannot hold a touched key; groups with a NULL key
             // (rare) take a second, null-safe join whose build side is otherwise empty, so it reads nothing.
@@ -147,14 +149,14 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
             }
             String old = "SELECT " + String.join(", ", keyColumns()) + " FROM " + oldGroups() + " WHERE " + visible();
             String view = table.relation() + " AS v";
-            deleted = Sql.update(connection, "DELETE FROM " + table.relation() + " WHERE rowid IN (SELECT v.rowid FROM " + view
+            deleted = scratch.update("DELETE FROM " + table.relation() + " WHERE rowid IN (SELECT v.rowid FROM " + view
                     + " JOIN (" + old + ") AS o ON " + String.join(" AND ", equal) + "\nUNION ALL\nSELECT v.rowid FROM " + view
                     + " JOIN (SELECT * FROM (" + old + ") AS n WHERE " + String.join(" OR ", someNull) + ") AS o ON "
                     + String.join(" AND ", nullSafe) + ")");
         }
-        long inserted = Sql.update(connection, "INSERT INTO " + table.relation() + " SELECT " + String.join(", ", outputs)
+        long inserted = scratch.update("INSERT INTO " + table.relation() + " SELECT " + String.join(", ", outputs)
                 + " FROM " + touched() + " AS g WHERE " + visible());
-        mergeState(connection, nullKey);
+        mergeState(scratch, nullKey);
         return deleted + inserted;
     }
 
@@ -237,8 +239,8 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
      * For a view merged on read, before {@link #compact}: keeps the change the pending rows make to the view, as
      * {@link #inPlaceChangesQuery} reads it (the touched groups' old and new state).
      */
-    void keepChange(Connection connection, Set<TableName> changed) {
-        moveGroups(connection, changed);
+    void keepChange(Connection connection, ScratchTables scratch, Set<TableName> changed) {
+        moveGroups(connection, scratch, changed);
     }
 
     /** Forgets the change {@link #keepChange} kept, once a later compaction has made it stale. */
@@ -271,7 +273,7 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
      * Builds the touched groups' table (old and new state of each group the delta touches), recomputing extremes that
      * need it; returns whether a touched group has a NULL key when that was read on the way, else empty.
      */
-    private Optional<Boolean> moveGroups(Connection connection, Set<TableName> changed) {
+    private Optional<Boolean> moveGroups(Connection connection, ScratchTables scratch, Set<TableName> changed) {
         String rows = Branch.delta(inputs, changed);
         String groups = grouped(rows, false);
         if (!distinctSlots().isEmpty()) {
@@ -295,8 +297,8 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
                     + someKeyNull("mallard_d") + ")) AS d" + join + equal("g", "d") + "\nUNION ALL\nSELECT " + touchedColumns()
                     + " FROM (SELECT * FROM mallard_d WHERE " + someKeyNull("mallard_d") + ") AS d" + join + match("g", "d");
         }
-        Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + touched() + " AS " + select);
-        return recomputeExtremes(connection);
+        scratch.fill(touched(), select);
+        return recomputeExtremes(scratch);
     }
 
     /** The touched groups that existed before, with their old state under the state's column names, aliased g. */
@@ -306,9 +308,9 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
 
     /** Writes the touched groups' new state into the state table. */
     /** Moves the state by the touched groups; {@code nullKey}: whether one has a NULL key, if already read. */
-    private void mergeState(Connection connection, Optional<Boolean> nullKey) {
+    private void mergeState(ScratchTables scratch, Optional<Boolean> nullKey) {
         if (keyCount == 0) {
-            Sql.update(connection, "UPDATE " + stateTable() + " AS g SET " + assigned() + " FROM " + touched() + " AS t");
+            scratch.update("UPDATE " + stateTable() + " AS g SET " + assigned() + " FROM " + touched() + " AS t");
         } else {
             // As for the touched groups: plain equality for the keys without NULLs, a second MERGE only when a touched
             // group has a NULL key.
@@ -317,9 +319,9 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
                     + "WHEN NOT MATCHED AND t." + COUNT + " <> 0 THEN INSERT (" + String.join(", ", stateColumns())
                     + ") VALUES (" + stateColumns().stream().map(c -> "t." + c).collect(Collectors.joining(", ")) + ")";
             String merge = "MERGE INTO " + stateTable() + " AS g USING (SELECT * FROM " + touched() + " AS t WHERE ";
-            Sql.update(connection, merge + "NOT (" + someKeyNull("t") + ")) AS t ON (" + equal("g", "t") + ")" + actions);
-            if (nullKey.orElseGet(() -> Sql.count(connection, "SELECT count(*) FROM " + touched() + " AS t WHERE " + someKeyNull("t")) > 0)) {
-                Sql.update(connection, merge + someKeyNull("t") + ") AS t ON (" + match("g", "t") + ")" + actions);
+            scratch.update(merge + "NOT (" + someKeyNull("t") + ")) AS t ON (" + equal("g", "t") + ")" + actions);
+            if (nullKey.orElseGet(() -> Long.parseLong(scratch.first("SELECT count(*) FROM " + touched() + " AS t WHERE " + someKeyNull("t"))) > 0)) {
+                scratch.update(merge + someKeyNull("t") + ") AS t ON (" + match("g", "t") + ")" + actions);
             }
         }
     }
@@ -512,14 +514,14 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
      * The count of the groups that need it also counts those with a NULL key (one statement instead of two): returns
      * whether there are any, or empty when nothing was read.
      */
-    private Optional<Boolean> recomputeExtremes(Connection connection) {
+    private Optional<Boolean> recomputeExtremes(ScratchTables scratch) {
         List<AggregateSlot> extremes = slots.stream().filter(AggregateSlot::isExtreme).toList();
         if (extremes.isEmpty()) {
             return Optional.empty();
         }
-        String[] counts = Sql.strings(connection, "SELECT count(*) FILTER (WHERE t." + RECOMPUTE + ") || ',' || "
+        String[] counts = scratch.first("SELECT count(*) FILTER (WHERE t." + RECOMPUTE + ") || ',' || "
                 + (keyCount == 0 ? "0" : "count(*) FILTER (WHERE " + someKeyNull("t") + ")") + " FROM " + touched() + " AS t")
-                .get(0).split(",");
+                .split(",");
         Optional<Boolean> nullKey = keyCount == 0 ? Optional.empty() : Optional.of(Long.parseLong(counts[1]) > 0);
         if (Long.parseLong(counts[0]) == 0) {
             return nullKey;
@@ -530,7 +532,7 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
         String recomputed = "SELECT " + String.join(", ", columns) + " FROM (" + Branch.current(inputs)
                 + ") AS src WHERE " + needed + (keyCount == 0 ? "" : " GROUP BY " + String.join(", ", keyColumns()));
         String sets = extremes.stream().map(s -> s.extreme() + " = r." + s.extreme()).collect(Collectors.joining(", "));
-        Sql.update(connection, "UPDATE " + touched() + " AS t SET " + sets + " FROM (" + recomputed + ") AS r WHERE "
+        scratch.update("UPDATE " + touched() + " AS t SET " + sets + " FROM (" + recomputed + ") AS r WHERE "
                 + match("t", "r") + " AND t." + RECOMPUTE);
         return nullKey;
     }

@@ -71,6 +71,8 @@ public final class MaterializedViews implements AutoCloseable {
      * view's compaction, the fingerprints' updates and the logs' clearing.
      */
     private final StatementCache statements;
+    /** The scratch tables the syncs keep for the connection's life (the touched groups of views moved in place). */
+    private final ScratchTables scratch;
     /** The delta logs' fingerprints as the running sync's poll read them. */
     private final Map<TableName, Fingerprint> polledDeltas = new HashMap<>();
     /** The catalog's tracked tables, as of {@link #generation}. */
@@ -137,6 +139,7 @@ public final class MaterializedViews implements AutoCloseable {
         this.user = user;
         this.connection = connection;
         this.statements = new StatementCache(connection);
+        this.scratch = ScratchTables.kept(connection, statements);
         this.registry = new ViewRegistry(connection);
         this.catalog = new Catalog(connection);
         this.tree = new SqlTree(connection);
@@ -642,6 +645,7 @@ public final class MaterializedViews implements AutoCloseable {
             Sql.update(connection, "INSERT INTO " + ViewTable.OUTPUT + " SELECT *, -1 FROM " + view.table().relation());
         }
         view.program().dropState(connection);
+        scratch.forgetAll();
         // A view merged on read shows its new state as soon as it is built: there is no table to move.
         view.program().initialize(connection);
         if (!view.merged()) {
@@ -723,6 +727,8 @@ public final class MaterializedViews implements AutoCloseable {
      * first if they are not yet.
      */
     private void build(String name, String query, DeltaProgram program, boolean mergeable) {
+        // A view of this name may have had other columns: its scratch tables are made anew.
+        scratch.forgetAll();
         Set<TableName> tracked = registry.tracked();
         for (TableName table : new LinkedHashSet<>(program.tables())) {
             if (!tracked.contains(table)) {
@@ -929,6 +935,7 @@ public final class MaterializedViews implements AutoCloseable {
         new ViewTable(name, List.of()).dropChanges(connection);
         Sql.update(connection, (catalog.isView("", schema(), name) ? "DROP VIEW IF EXISTS " : "DROP TABLE IF EXISTS ") + Sql.quote(name));
         AggregateProgram.dropState(connection, name);
+        scratch.forgetAll();
         registry.remove(name);
         generation = bump();
         views.remove(key(name));
@@ -1087,6 +1094,7 @@ public final class MaterializedViews implements AutoCloseable {
                 Sql.update(connection, "DELETE FROM " + view.table().relation());
             }
             view.program().dropState(connection);
+            scratch.forgetAll();
             view.program().initialize(connection);
             if (!view.merged()) {
                 view.table().fill(connection);
@@ -1292,15 +1300,16 @@ public final class MaterializedViews implements AutoCloseable {
         if (view.merged()) {
             AggregateProgram aggregate = (AggregateProgram) program;
             if (keepMergedChanges) {
-                aggregate.keepChange(connection, changed);
+                aggregate.keepChange(connection, scratch, changed);
                 changesKept.add(key(view.name()));
             } else if (changesKept.remove(key(view.name()))) {
                 aggregate.dropChange(connection);
+                scratch.forgetAll();
             }
             return aggregate.compact(statements, changed);
         }
         if (program instanceof AggregateProgram aggregate && aggregate.appliesInPlace()) {
-            return aggregate.maintainInPlace(connection, changed, table);
+            return aggregate.maintainInPlace(connection, scratch, changed, table);
         }
         table.prepareOutput(connection);
         program.maintain(connection, changed);
@@ -1650,6 +1659,8 @@ public final class MaterializedViews implements AutoCloseable {
      * of the catalog). A view whose tables were dropped or changed shape since is kept aside as broken.
      */
     private void reload() {
+        // After a rollback the scratch tables its transaction created are gone.
+        scratch.forgetAll();
         Set<String> wasBroken = Set.copyOf(broken.keySet());
         views.clear();
         broken.clear();
