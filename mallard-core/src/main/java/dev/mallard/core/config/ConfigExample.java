@@ -34,8 +34,9 @@ public final class ConfigExample {
         boolean first = true;
         while (fields.hasNext()) {
             Map.Entry<String, JsonNode> field = fields.next();
-            if (field.getValue().path("deprecated").asBoolean(false)) {
-                // Refused keys (SQLFlow's udfs, manager) are documented, not offered.
+            if (field.getValue().path("deprecated").asBoolean(false) || !field.getValue().path("x-mallard-example").asBoolean(true)) {
+                // Refused keys (SQLFlow's udfs) are documented, not offered; nor is an alternative the schema marks
+                // "x-mallard-example": false (a table's polled window, which excludes the window beside it).
                 continue;
             }
             if (!first && indent.isEmpty()) {
