@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import dev.mallard.core.sql.SqlText;
 import java.io.PrintWriter;
 import java.util.List;
 import java.util.Locale;
@@ -61,7 +62,7 @@ final class ShellCommands {
             }
             case ".schema" -> {
                 boolean views = hasViewsCatalog();
-                String only = argument.isEmpty() ? "" : "AND name = " + literal(argument);
+                String only = argument.isEmpty() ? "" : "AND name = " + SqlText.literal(argument);
                 // The statements print as they are, one per line, whatever the mode.
                 for (List<String> row : target.rows(SCHEMA.formatted(views ? MATERIALIZED : "NULL", views ? MATERIALIZED_SCHEMA : "", only))) {
                     out.println(row.get(0));
@@ -94,9 +95,5 @@ final class ShellCommands {
 
     private boolean hasViewsCatalog() {
         return Long.parseLong(target.rows(HAS_CATALOG).get(0).get(0)) > 0;
-    }
-
-    private static String literal(String value) {
-        return "'" + value.replace("'", "''") + "'";
     }
 }

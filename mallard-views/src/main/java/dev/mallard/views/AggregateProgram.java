@@ -2,6 +2,7 @@ package dev.mallard.views;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.mallard.core.sql.SqlText;
 import java.sql.Connection;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -69,11 +70,11 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
     }
 
     private static String touchedTable(String view) {
-        return "temp.main." + Sql.quote(TOUCHED + view);
+        return "temp.main." + SqlText.identifier(TOUCHED + view);
     }
 
     static String stateTable(String view) {
-        return TableName.VIEWS_SCHEMA + "." + Sql.quote("state$" + view);
+        return TableName.VIEWS_SCHEMA + "." + SqlText.identifier("state$" + view);
     }
 
     @Override
@@ -142,7 +143,7 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
             List<String> nullSafe = new ArrayList<>();
             List<String> someNull = new ArrayList<>();
             for (int j = 0; j < keyCount; j++) {
-                String column = "v." + Sql.quote(columns.get(outputs.indexOf("k" + j)));
+                String column = "v." + SqlText.identifier(columns.get(outputs.indexOf("k" + j)));
                 equal.add(column + " = o.k" + j);
                 nullSafe.add(column + " IS NOT DISTINCT FROM o.k" + j);
                 someNull.add("k" + j + " IS NULL");
@@ -210,7 +211,7 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
                 : stateTable() + " AS s FULL JOIN (" + pending + ") AS d ON " + match("s", "d");
         List<String> named = new ArrayList<>();
         for (int i = 0; i < columns.size(); i++) {
-            named.add("CAST(" + outputs.get(i) + " AS " + types.get(i) + ") AS " + Sql.quote(columns.get(i)));
+            named.add("CAST(" + outputs.get(i) + " AS " + types.get(i) + ") AS " + SqlText.identifier(columns.get(i)));
         }
         return "SELECT " + String.join(", ", named) + " FROM (SELECT " + String.join(", ", merged) + " FROM " + from
                 + ") AS g WHERE " + visible();
@@ -258,10 +259,10 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
         }
         List<String> named = new ArrayList<>();
         for (int i = 0; i < columns.size(); i++) {
-            named.add(outputs.get(i) + " AS " + Sql.quote(columns.get(i)));
+            named.add(outputs.get(i) + " AS " + SqlText.identifier(columns.get(i)));
         }
         String w = Source.WEIGHT;
-        String list = columns.stream().map(Sql::quote).collect(Collectors.joining(", "));
+        String list = columns.stream().map(SqlText::identifier).collect(Collectors.joining(", "));
         String rows = "SELECT " + String.join(", ", named) + ", -1 AS " + w + " FROM " + oldGroups() + " WHERE " + visible()
                 + "\nUNION ALL\nSELECT " + String.join(", ", named) + ", 1 AS " + w + " FROM " + touched() + " AS g WHERE " + visible();
         return Optional.of("SELECT " + list + ", CAST(sum(" + w + ") AS INTEGER) AS weight FROM (" + rows + ") AS c GROUP BY "
@@ -337,7 +338,7 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
         Sql.update(connection, "DROP TABLE IF EXISTS " + touchedTable(view));
         for (String table : Sql.strings(connection, "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() "
                 + "AND schema_name = ? AND starts_with(lower(table_name), lower(?))", TableName.VIEWS_SCHEMA, "state$" + view + "$")) {
-            Sql.update(connection, "DROP TABLE IF EXISTS " + TableName.VIEWS_SCHEMA + "." + Sql.quote(table));
+            Sql.update(connection, "DROP TABLE IF EXISTS " + TableName.VIEWS_SCHEMA + "." + SqlText.identifier(table));
         }
     }
 
@@ -347,7 +348,7 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
 
     /** A DISTINCT slot's values: per group and non-NULL value, how many rows carry it. */
     private String valuesTable(AggregateSlot slot) {
-        return TableName.VIEWS_SCHEMA + "." + Sql.quote("state$" + view + "$distinct" + slot.index());
+        return TableName.VIEWS_SCHEMA + "." + SqlText.identifier("state$" + view + "$distinct" + slot.index());
     }
 
     private String keysThen() {

@@ -1,5 +1,6 @@
 package dev.mallard.views;
 
+import dev.mallard.core.sql.SqlText;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -119,7 +120,7 @@ final class Catalog {
 
     List<String> columns(TableName table) {
         return Sql.strings(connection, "SELECT column_name FROM duckdb_columns() WHERE database_name = "
-                + (table.isHome() ? "current_database()" : Sql.literal(table.database()))
+                + (table.isHome() ? "current_database()" : SqlText.literal(table.database()))
                 + " AND schema_name = ? AND table_name = ? ORDER BY column_index", table.schema(), table.table());
     }
 

@@ -1,5 +1,6 @@
 package dev.mallard.views;
 
+import dev.mallard.core.sql.SqlText;
 import java.sql.Connection;
 import java.util.List;
 import java.util.Optional;
@@ -32,7 +33,7 @@ final class ChangeCapture {
     static void track(Connection connection, TableName table, List<String> columns) {
         String log = table.captureLog();
         String w = Source.WEIGHT;
-        String list = columns.stream().map(Sql::quote).collect(Collectors.joining(", "));
+        String list = columns.stream().map(SqlText::identifier).collect(Collectors.joining(", "));
         String into = log;
         if (table.isHome()) {
             Sql.createEmpty(connection, "CREATE TABLE IF NOT EXISTS " + log, "SELECT " + list + " FROM " + table.sql(),
@@ -42,7 +43,7 @@ final class ChangeCapture {
             Sql.update(connection, "CREATE SCHEMA IF NOT EXISTS " + table.viewsSchema());
             Sql.update(connection, "CREATE SEQUENCE IF NOT EXISTS " + sequence);
             Sql.createEmpty(connection, "CREATE TABLE IF NOT EXISTS " + log, "SELECT " + list + " FROM " + table.sql(),
-                    w + " INTEGER, " + ID + " BIGINT DEFAULT nextval(" + Sql.literal(sequence) + ")");
+                    w + " INTEGER, " + ID + " BIGINT DEFAULT nextval(" + SqlText.literal(sequence) + ")");
             into = log + " (" + list + ", " + w + ")";
         }
         Sql.update(connection, "CREATE TRIGGER " + table.triggerName("insert") + " AFTER INSERT ON " + table.sql()
@@ -108,9 +109,9 @@ final class ChangeCapture {
      */
     static boolean repair(Connection connection, TableName table) {
         long present = Sql.count(connection, "SELECT count(*) FROM duckdb_triggers() WHERE database_name = "
-                + (table.isHome() ? "current_database()" : Sql.literal(table.database())) + " AND schema_name = "
-                + Sql.literal(table.schema()) + " AND table_name = " + Sql.literal(table.table()) + " AND trigger_name LIKE "
-                + Sql.literal("mallard_capture$%"));
+                + (table.isHome() ? "current_database()" : SqlText.literal(table.database())) + " AND schema_name = "
+                + SqlText.literal(table.schema()) + " AND table_name = " + SqlText.literal(table.table()) + " AND trigger_name LIKE "
+                + SqlText.literal("mallard_capture$%"));
         if (present == EVENTS.length) {
             return false;
         }

@@ -2,6 +2,7 @@ package dev.mallard.views;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.mallard.core.sql.SqlText;
 import java.math.BigInteger;
 import java.sql.Connection;
 import java.util.List;
@@ -23,7 +24,7 @@ record Fingerprint(long rows, BigInteger hash) {
 
     /** The fingerprint of the table's rows over the columns its triggers capture. */
     static Fingerprint of(Connection connection, TableName table, List<String> columns) {
-        String hashed = columns.stream().map(Sql::quote).collect(Collectors.joining(", "));
+        String hashed = columns.stream().map(SqlText::identifier).collect(Collectors.joining(", "));
         return parse(Sql.strings(connection, "SELECT count(*) || ',' || coalesce(sum(hash(" + hashed + ")::HUGEINT), 0) FROM "
                 + table.sql()).get(0));
     }

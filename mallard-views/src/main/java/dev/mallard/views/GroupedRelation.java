@@ -2,6 +2,7 @@ package dev.mallard.views;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.mallard.core.sql.SqlText;
 import java.sql.Connection;
 import java.util.ArrayList;
 import java.util.List;
@@ -93,7 +94,7 @@ record GroupedRelation(String view, int index, Source source, List<String> keys,
             selected.add(keys.get(i) + " AS mallard_k" + i);
         }
         for (int j = 0; j < columns.size(); j++) {
-            selected.add(columns.get(j) + " AS " + Sql.quote(names.get(j)));
+            selected.add(columns.get(j) + " AS " + SqlText.identifier(names.get(j)));
         }
         return "SELECT * EXCLUDE (" + Source.WEIGHT + ") FROM (" + rows.current(selected)
                 + (keys.isEmpty() ? "" : "\nGROUP BY " + String.join(", ", keys)) + having.map(h -> "\nHAVING " + h).orElse("") + ")";
@@ -109,18 +110,18 @@ record GroupedRelation(String view, int index, Source source, List<String> keys,
     }
 
     private String nameList(String prefix) {
-        return names.stream().map(n -> prefix + Sql.quote(n)).collect(Collectors.joining(", "));
+        return names.stream().map(n -> prefix + SqlText.identifier(n)).collect(Collectors.joining(", "));
     }
 
     private String state() {
-        return TableName.VIEWS_SCHEMA + "." + Sql.quote("state$" + view + "$cte" + index);
+        return TableName.VIEWS_SCHEMA + "." + SqlText.identifier("state$" + view + "$cte" + index);
     }
 
     private String touchedTable() {
-        return Sql.quote("mallard_cte_touched$" + view + "$" + index);
+        return SqlText.identifier("mallard_cte_touched$" + view + "$" + index);
     }
 
     private String fresh() {
-        return Sql.quote("mallard_cte_fresh$" + view + "$" + index);
+        return SqlText.identifier("mallard_cte_fresh$" + view + "$" + index);
     }
 }

@@ -2,6 +2,7 @@ package dev.mallard.views;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.mallard.core.sql.SqlText;
 import java.sql.Connection;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -66,7 +67,7 @@ record ImmediateView(String view, String relation, List<Branch> branches, List<S
 
     /** Creates the triggers, in the caller's transaction (the view's table already holds its rows). */
     void create(Connection connection) {
-        String list = columns.stream().map(Sql::quote).collect(Collectors.joining(", "));
+        String list = columns.stream().map(SqlText::identifier).collect(Collectors.joining(", "));
         for (int b = 0; b < branches.size(); b++) {
             Branch branch = branches.get(b);
             List<TableOccurrence> occurrences = branch.source().occurrences();
@@ -108,7 +109,7 @@ record ImmediateView(String view, String relation, List<Branch> branches, List<S
     /** The names of the triggers of the views kept in the writer's statement, in this database, lower case. */
     static Set<String> triggerNames(Connection connection) {
         return Set.copyOf(Sql.strings(connection, "SELECT lower(trigger_name) FROM duckdb_triggers() WHERE database_name = "
-                + "current_database() AND starts_with(trigger_name, " + Sql.literal(TRIGGER_PREFIX) + ")"));
+                + "current_database() AND starts_with(trigger_name, " + SqlText.literal(TRIGGER_PREFIX) + ")"));
     }
 
     /** Whether every trigger of this view is in {@code names} (from {@link #triggerNames}). */
@@ -134,7 +135,7 @@ record ImmediateView(String view, String relation, List<Branch> branches, List<S
     }
 
     private String trigger(int branch, int mention, String event) {
-        return Sql.quote(name(branch, mention, event));
+        return SqlText.identifier(name(branch, mention, event));
     }
 
     private String name(int branch, int mention, String event) {
@@ -157,7 +158,7 @@ record ImmediateView(String view, String relation, List<Branch> branches, List<S
         List<String> nullSafe = new ArrayList<>();
         List<String> someNull = new ArrayList<>();
         for (String column : columns) {
-            String c = Sql.quote(column);
+            String c = SqlText.identifier(column);
             equal.add("v." + c + " = o." + c);
             nullSafe.add("v." + c + " IS NOT DISTINCT FROM o." + c);
             someNull.add("o." + c + " IS NULL");

@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import dev.mallard.core.sql.SqlText;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -184,7 +185,7 @@ public final class MaterializedViews implements AutoCloseable {
 
     /** Whether the database of {@code connection} holds a views catalog (views were created on it before). */
     public static boolean catalogExists(Connection connection) {
-        return Sql.count(connection, "SELECT count(*) FROM duckdb_schemas() WHERE schema_name = " + Sql.literal(TableName.VIEWS_SCHEMA)) > 0;
+        return Sql.count(connection, "SELECT count(*) FROM duckdb_schemas() WHERE schema_name = " + SqlText.literal(TableName.VIEWS_SCHEMA)) > 0;
     }
 
     private void restore(boolean check) {
@@ -735,7 +736,7 @@ public final class MaterializedViews implements AutoCloseable {
                 startCapture(table, false);
             }
         }
-        Sql.createEmpty(connection, "CREATE TABLE " + Sql.quote(name), "SELECT * FROM (" + query + "\n) AS q", "");
+        Sql.createEmpty(connection, "CREATE TABLE " + SqlText.identifier(name), "SELECT * FROM (" + query + "\n) AS q", "");
         List<String> columns = viewColumns(name);
         for (String column : columns) {
             if (column.equalsIgnoreCase(Source.WEIGHT) || column.equalsIgnoreCase("rowid")) {
@@ -783,7 +784,7 @@ public final class MaterializedViews implements AutoCloseable {
 
     /** The view as one its writers' statements keep ({@link ImmediateView}), when its program allows it. */
     private Optional<ImmediateView> immediate(String name, DeltaProgram program, List<String> columns) {
-        String relation = Sql.quote(homeDatabase()) + "." + Sql.quote(schema()) + "." + Sql.quote(name);
+        String relation = SqlText.identifier(homeDatabase()) + "." + SqlText.identifier(schema()) + "." + SqlText.identifier(name);
         return ImmediateView.of(name, relation, program, columns, this::isViewTable);
     }
 
@@ -793,11 +794,11 @@ public final class MaterializedViews implements AutoCloseable {
                 (ImmediateView.TRIGGER_PREFIX + name + "$").toLowerCase(java.util.Locale.ROOT)) + "\\d+\\$\\d+\\$[a-z_]+");
         for (String row : Sql.strings(connection, "SELECT schema_name || chr(0) || table_name || chr(0) || trigger_name FROM "
                 + "duckdb_triggers() WHERE database_name = current_database() AND starts_with(trigger_name, "
-                + Sql.literal(ImmediateView.TRIGGER_PREFIX) + ")")) {
+                + SqlText.literal(ImmediateView.TRIGGER_PREFIX) + ")")) {
             String[] parts = row.split("\u0000", 3);
             if (own.matcher(parts[2].toLowerCase(java.util.Locale.ROOT)).matches()) {
-                Sql.update(connection, "DROP TRIGGER IF EXISTS " + Sql.quote(parts[2]) + " ON " + Sql.quote(parts[0]) + "."
-                        + Sql.quote(parts[1]));
+                Sql.update(connection, "DROP TRIGGER IF EXISTS " + SqlText.identifier(parts[2]) + " ON " + SqlText.identifier(parts[0]) + "."
+                        + SqlText.identifier(parts[1]));
             }
         }
     }
@@ -933,7 +934,7 @@ public final class MaterializedViews implements AutoCloseable {
     private void dropInTransaction(String name) {
         dropImmediateTriggers(name);
         new ViewTable(name, List.of()).dropChanges(connection);
-        Sql.update(connection, (catalog.isView("", schema(), name) ? "DROP VIEW IF EXISTS " : "DROP TABLE IF EXISTS ") + Sql.quote(name));
+        Sql.update(connection, (catalog.isView("", schema(), name) ? "DROP VIEW IF EXISTS " : "DROP TABLE IF EXISTS ") + SqlText.identifier(name));
         AggregateProgram.dropState(connection, name);
         scratch.forgetAll();
         registry.remove(name);
@@ -1422,8 +1423,8 @@ public final class MaterializedViews implements AutoCloseable {
         // Last: the capture triggers of this database, so a sync notices one dropped behind its back.
         sql.append("\nUNION ALL SELECT ").append(tables.size() + 1).append(", count(*)").append(fingerprints ? ", NULL" : "")
                 .append(" FROM duckdb_triggers() WHERE database_name = current_database() AND (starts_with(trigger_name, "
-                        + Sql.literal(ChangeCapture.TRIGGER_PREFIX) + ") OR starts_with(trigger_name, "
-                        + Sql.literal(ImmediateView.TRIGGER_PREFIX) + "))");
+                        + SqlText.literal(ChangeCapture.TRIGGER_PREFIX) + ") OR starts_with(trigger_name, "
+                        + SqlText.literal(ImmediateView.TRIGGER_PREFIX) + "))");
         long[] numbers = new long[tables.size() + 2];
         polledDeltas.clear();
         statements.query(sql.toString(), row -> {
@@ -1560,7 +1561,7 @@ public final class MaterializedViews implements AutoCloseable {
      * leave a view that is silently wrong from its first row.
      */
     private void checkFilled(String name, String query) {
-        long rows = Sql.count(connection, "SELECT count(*) FROM " + Sql.quote(name));
+        long rows = Sql.count(connection, "SELECT count(*) FROM " + SqlText.identifier(name));
         long expected = Sql.count(connection, "SELECT count(*) FROM (" + query + "\n) AS q");
         if (rows != expected) {
             throw new MallardException(ErrorCode.SYSTEM_INTERNAL, "materialized view " + name + " was built with " + rows

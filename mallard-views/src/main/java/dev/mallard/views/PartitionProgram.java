@@ -2,6 +2,7 @@ package dev.mallard.views;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.mallard.core.sql.SqlText;
 import java.sql.Connection;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -137,7 +138,7 @@ record PartitionProgram(String view, Source source, List<String> outputs, Option
             writeState(connection, "1", "TRUE");
             return;
         }
-        Sql.update(connection, "INSERT INTO " + ViewTable.OUTPUT + " SELECT *, -1 FROM " + Sql.quote(view));
+        Sql.update(connection, "INSERT INTO " + ViewTable.OUTPUT + " SELECT *, -1 FROM " + SqlText.identifier(view));
         Sql.update(connection, "INSERT INTO " + ViewTable.OUTPUT + " " + rows(source, outputs));
     }
 
@@ -238,6 +239,6 @@ record PartitionProgram(String view, Source source, List<String> outputs, Option
     }
 
     private String scalarTable() {
-        return TableName.VIEWS_SCHEMA + "." + Sql.quote("state$" + view + "$scalars");
+        return TableName.VIEWS_SCHEMA + "." + SqlText.identifier("state$" + view + "$scalars");
     }
 }

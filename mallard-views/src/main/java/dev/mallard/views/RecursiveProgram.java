@@ -2,6 +2,7 @@ package dev.mallard.views;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.mallard.core.sql.SqlText;
 import java.sql.Connection;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -158,7 +159,7 @@ record RecursiveProgram(TableName closure, List<String> columns, List<Branch> ba
                 + "SELECT * FROM " + ADDED + " EXCEPT SELECT * FROM " + DELETED + ") UNION ALL SELECT *, -1 FROM ("
                 + "SELECT * FROM " + DELETED + " EXCEPT SELECT * FROM " + ADDED + ")");
         Source outer = result.source();
-        String alias = Sql.quote(outer.occurrences().get(0).alias());
+        String alias = SqlText.identifier(outer.occurrences().get(0).alias());
         run.update("INSERT INTO " + ViewTable.OUTPUT + " " + outer.reading(result.columns(), alias + "." + Source.WEIGHT,
                 i -> CHANGE));
     }
@@ -217,7 +218,7 @@ record RecursiveProgram(TableName closure, List<String> columns, List<Branch> ba
                 return r;
             }
             TableName table = occurrence.table().orElseThrow();
-            String list = occurrence.columns().stream().map(Sql::quote).collect(Collectors.joining(", "));
+            String list = occurrence.columns().stream().map(SqlText::identifier).collect(Collectors.joining(", "));
             String logged = "SELECT " + list + " FROM " + table.deltaTable() + " WHERE " + Source.WEIGHT;
             return switch (reading.apply(i)) {
                 case NOW -> table.sql();
@@ -229,7 +230,7 @@ record RecursiveProgram(TableName closure, List<String> columns, List<Branch> ba
         };
         List<String> named = new ArrayList<>();
         for (int j = 0; j < columns.size(); j++) {
-            named.add(branch.columns().get(j) + " AS " + Sql.quote(columns.get(j)));
+            named.add(branch.columns().get(j) + " AS " + SqlText.identifier(columns.get(j)));
         }
         return "SELECT DISTINCT * EXCLUDE (" + Source.WEIGHT + ") FROM (" + branch.source().reading(named, "1", relation) + ")";
     }
@@ -244,7 +245,7 @@ record RecursiveProgram(TableName closure, List<String> columns, List<Branch> ba
     }
 
     private String match(String left, String right) {
-        return columns.stream().map(c -> left + "." + Sql.quote(c) + " IS NOT DISTINCT FROM " + right + "." + Sql.quote(c))
+        return columns.stream().map(c -> left + "." + SqlText.identifier(c) + " IS NOT DISTINCT FROM " + right + "." + SqlText.identifier(c))
                 .collect(Collectors.joining(" AND "));
     }
 }

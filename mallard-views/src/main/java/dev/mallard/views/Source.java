@@ -2,6 +2,7 @@ package dev.mallard.views;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.mallard.core.sql.SqlText;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
@@ -201,7 +202,7 @@ record Source(FromNode from, List<TableOccurrence> occurrences, Optional<String>
                 }
             }
             String weight = subset.stream()
-                    .map(i -> Sql.quote(occurrences.get(i).alias()) + "." + WEIGHT)
+                    .map(i -> SqlText.identifier(occurrences.get(i).alias()) + "." + WEIGHT)
                     .collect(Collectors.joining(" * "));
             if (subset.size() % 2 == 0) {
                 weight = "-(" + weight + ")";
@@ -317,7 +318,7 @@ record Source(FromNode from, List<TableOccurrence> occurrences, Optional<String>
         return switch (node) {
             case FromNode.Mention m -> {
                 TableOccurrence occurrence = occurrences.get(m.index());
-                String alias = Sql.quote(occurrence.alias());
+                String alias = SqlText.identifier(occurrence.alias());
                 yield padded
                         ? "(SELECT " + alias + ".* FROM (SELECT 1) AS mallard_one LEFT JOIN " + occurrence.now()
                                 + " AS " + alias + " ON FALSE) AS " + alias

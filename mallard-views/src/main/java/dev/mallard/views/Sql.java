@@ -2,6 +2,7 @@ package dev.mallard.views;
 
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import dev.mallard.core.sql.SqlText;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -27,14 +28,6 @@ final class Sql {
             LOG.trace("views statement took_ms={} sql=\"{}\"", String.format(java.util.Locale.ROOT, "%.3f",
                     (System.nanoTime() - startNanos) / 1e6), abbreviate(sql.replace('\n', ' ')));
         }
-    }
-
-    static String quote(String identifier) {
-        return '"' + identifier.replace("\"", "\"\"") + '"';
-    }
-
-    static String literal(String text) {
-        return "'" + text.replace("'", "''") + "'";
     }
 
     static long update(Connection connection, String sql) {
@@ -93,7 +86,7 @@ final class Sql {
         List<String> columns = new ArrayList<>();
         for (String row : strings(connection, "SELECT column_name || chr(0) || column_type FROM (DESCRIBE " + query + "\n)")) {
             String[] parts = row.split("\u0000", 2);
-            columns.add(quote(parts[0]) + " " + parts[1]);
+            columns.add(SqlText.identifier(parts[0]) + " " + parts[1]);
         }
         return String.join(", ", columns);
     }

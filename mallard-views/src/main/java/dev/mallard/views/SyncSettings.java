@@ -2,6 +2,7 @@ package dev.mallard.views;
 
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import dev.mallard.core.sql.SqlText;
 import java.sql.Connection;
 import java.util.List;
 
@@ -83,7 +84,7 @@ final class SyncSettings {
                 // user's by its shown value.
                 Sql.update(connection, "RESET memory_limit");
                 if (!memory.equals(Sql.strings(connection, "SELECT current_setting('memory_limit')").get(0))) {
-                    Sql.update(connection, "SET memory_limit = " + Sql.literal(memory));
+                    Sql.update(connection, "SET memory_limit = " + SqlText.literal(memory));
                 }
             }
             if (threads != null) {

@@ -1,5 +1,7 @@
 package dev.mallard.views;
 
+import dev.mallard.core.sql.SqlText;
+
 import static java.util.Objects.requireNonNull;
 
 /**
@@ -28,7 +30,7 @@ record TableName(String database, String schema, String table) {
     }
 
     String sql() {
-        return prefix() + Sql.quote(schema) + "." + Sql.quote(table);
+        return prefix() + SqlText.identifier(schema) + "." + SqlText.identifier(table);
     }
 
     /**
@@ -36,17 +38,17 @@ record TableName(String database, String schema, String table) {
      * database the triggers append to it; for an attached table it is filled from {@link #captureLog()}.
      */
     String deltaTable() {
-        return VIEWS_SCHEMA + "." + Sql.quote("delta$" + (isHome() ? "" : database + "$") + schema + "$" + table);
+        return VIEWS_SCHEMA + "." + SqlText.identifier("delta$" + (isHome() ? "" : database + "$") + schema + "$" + table);
     }
 
     /** Where the triggers append: the delta log, or for an attached table a log in its own database. */
     String captureLog() {
-        return isHome() ? deltaTable() : viewsSchema() + "." + Sql.quote("capture$" + schema + "$" + table);
+        return isHome() ? deltaTable() : viewsSchema() + "." + SqlText.identifier("capture$" + schema + "$" + table);
     }
 
     /** An attached table's capture-log rows already copied into the delta log, by id, until they are deleted there. */
     String consumedTable() {
-        return VIEWS_SCHEMA + "." + Sql.quote("consumed$" + database + "$" + schema + "$" + table);
+        return VIEWS_SCHEMA + "." + SqlText.identifier("consumed$" + database + "$" + schema + "$" + table);
     }
 
     /** The {@code mallard_views} schema of the table's own database. */
@@ -55,11 +57,11 @@ record TableName(String database, String schema, String table) {
     }
 
     String triggerName(String event) {
-        return Sql.quote("mallard_capture$" + schema + "$" + table + "$" + event);
+        return SqlText.identifier("mallard_capture$" + schema + "$" + table + "$" + event);
     }
 
     private String prefix() {
-        return isHome() ? "" : Sql.quote(database) + ".";
+        return isHome() ? "" : SqlText.identifier(database) + ".";
     }
 
     @Override

@@ -2,6 +2,7 @@ package dev.mallard.views;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.mallard.core.sql.SqlText;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -74,6 +75,6 @@ record TableOccurrence(String alias, List<String> columns, Optional<TableName> t
     }
 
     private String names() {
-        return columns.stream().map(Sql::quote).collect(Collectors.joining(", ")) + ", " + Source.WEIGHT;
+        return columns.stream().map(SqlText::identifier).collect(Collectors.joining(", ")) + ", " + Source.WEIGHT;
     }
 }

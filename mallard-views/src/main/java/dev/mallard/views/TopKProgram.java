@@ -2,6 +2,7 @@ package dev.mallard.views;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.mallard.core.sql.SqlText;
 import java.sql.Connection;
 import java.util.ArrayList;
 import java.util.List;
@@ -57,7 +58,7 @@ record TopKProgram(String view, Source source, List<String> outputs, List<String
         if (entering == 0) {
             return;
         }
-        Sql.update(connection, "INSERT INTO " + ViewTable.OUTPUT + " SELECT *, -1 FROM " + Sql.quote(view));
+        Sql.update(connection, "INSERT INTO " + ViewTable.OUTPUT + " SELECT *, -1 FROM " + SqlText.identifier(view));
         initialize(connection);
     }
 

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import dev.mallard.core.sql.SqlText;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -229,42 +230,42 @@ final class ViewCalls {
                 List<String> arguments = arguments(function, name, 0, 1);
                 if (arguments.isEmpty()) {
                     long rows = views.sync();
-                    return asTable ? Sql.literal(ViewStatus.syncedAll()) : rows + "::BIGINT";
+                    return asTable ? SqlText.literal(ViewStatus.syncedAll()) : rows + "::BIGINT";
                 }
                 String table = arguments.get(0);
                 views.requireTracked(table);
                 views.sync();
-                return Sql.literal(ViewStatus.synced(table));
+                return SqlText.literal(ViewStatus.synced(table));
             }
             case "dbsp_auto_sync" -> {
                 List<String> arguments = arguments(function, name, 0, 1);
                 if (arguments.isEmpty()) {
-                    return Sql.literal(ViewStatus.autoSyncIs(front.autoSync()));
+                    return SqlText.literal(ViewStatus.autoSyncIs(front.autoSync()));
                 }
                 boolean value = ViewStatus.bool(name, arguments.get(0));
                 front.autoSync(value);
                 if (value) {
                     views.sync();
                 }
-                return Sql.literal(ViewStatus.autoSync(value));
+                return SqlText.literal(ViewStatus.autoSync(value));
             }
             case "dbsp_create_view" -> {
                 List<String> arguments = arguments(function, name, 2, 2);
                 views.createView(arguments.get(0), arguments.get(1));
-                return Sql.literal(ViewStatus.created(arguments.get(0), views.sources(arguments.get(0))));
+                return SqlText.literal(ViewStatus.created(arguments.get(0), views.sources(arguments.get(0))));
             }
             case "dbsp_drop_view", "dbsp_drop" -> {
                 views.dropView(arguments(function, name, 1, 1).get(0));
-                return Sql.literal(ViewStatus.dropped());
+                return SqlText.literal(ViewStatus.dropped());
             }
             case "dbsp_drop_view_cascade", "dbsp_drop_cascade" -> {
                 String view = arguments(function, name, 1, 1).get(0);
-                return Sql.literal(ViewStatus.droppedCascade(view, views.dropViewCascade(view)));
+                return SqlText.literal(ViewStatus.droppedCascade(view, views.dropViewCascade(view)));
             }
             case "dbsp_track" -> {
                 String table = arguments(function, name, 1, 1).get(0);
                 String tracked = views.track(table);
-                return Sql.literal(ViewStatus.tracking(table, views.columnCount(tracked)));
+                return SqlText.literal(ViewStatus.tracking(table, views.columnCount(tracked)));
             }
             case "dbsp_untrack" -> {
                 return String.valueOf(views.untrack(arguments(function, name, 1, 1).get(0)));
@@ -272,55 +273,55 @@ final class ViewCalls {
             case "dbsp_save" -> {
                 List<String> arguments = arguments(function, name, 0, 1);
                 if (arguments.isEmpty()) {
-                    return Sql.literal(ViewStatus.savedInDatabase(views.names().size()));
+                    return SqlText.literal(ViewStatus.savedInDatabase(views.names().size()));
                 }
                 int saved = views.save(ViewStatus.relativePath(name, arguments.get(0)));
-                return Sql.literal(ViewStatus.savedToFile(arguments.get(0), saved));
+                return SqlText.literal(ViewStatus.savedToFile(arguments.get(0), saved));
             }
             case "dbsp_load" -> {
                 List<String> arguments = arguments(function, name, 0, 2);
                 if (arguments.isEmpty()) {
-                    return Sql.literal(ViewStatus.loadedFromDatabase(views.names().size()));
+                    return SqlText.literal(ViewStatus.loadedFromDatabase(views.names().size()));
                 }
                 if (arguments.size() == 2 && !arguments.get(1).equalsIgnoreCase("json")) {
                     throw new MallardException(ErrorCode.USER_SQL_INVALID, "dbsp_load's second argument is the format, "
                             + "which must be 'json', got " + arguments.get(1));
                 }
                 int loaded = views.load(ViewStatus.relativePath(name, arguments.get(0)));
-                return Sql.literal(ViewStatus.loadedFromFile(arguments.get(0), loaded));
+                return SqlText.literal(ViewStatus.loadedFromFile(arguments.get(0), loaded));
             }
             case "dbsp_autopersist" -> {
                 List<String> arguments = arguments(function, name, 0, 1);
                 if (arguments.isEmpty()) {
-                    return Sql.literal(ViewStatus.autopersistIs(front.autopersist()));
+                    return SqlText.literal(ViewStatus.autopersistIs(front.autopersist()));
                 }
                 boolean value = ViewStatus.bool(name, arguments.get(0));
                 front.autopersist(value);
-                return Sql.literal(ViewStatus.autopersist(value));
+                return SqlText.literal(ViewStatus.autopersist(value));
             }
             case "dbsp_spill" -> {
                 List<String> arguments = arguments(function, name, 0, 1);
                 if (arguments.isEmpty()) {
-                    return Sql.literal(ViewStatus.spillIs(views.spillBytes()));
+                    return SqlText.literal(ViewStatus.spillIs(views.spillBytes()));
                 }
                 views.spill(ViewStatus.bytes(arguments.get(0)));
-                return Sql.literal(ViewStatus.spill(views.spillBytes()));
+                return SqlText.literal(ViewStatus.spill(views.spillBytes()));
             }
             case "dbsp_parallel" -> {
                 List<String> arguments = arguments(function, name, 0, 1);
                 if (arguments.isEmpty()) {
-                    return Sql.literal(ViewStatus.parallelIs(views.parallelism()));
+                    return SqlText.literal(ViewStatus.parallelIs(views.parallelism()));
                 }
                 views.parallel(ViewStatus.threads(arguments.get(0)));
-                return Sql.literal(ViewStatus.parallel(views.parallelism()));
+                return SqlText.literal(ViewStatus.parallel(views.parallelism()));
             }
             case "dbsp_timing" -> {
                 List<String> arguments = arguments(function, name, 0, 1);
                 if (arguments.isEmpty()) {
-                    return Sql.literal(ViewStatus.timingIs(views.timing()));
+                    return SqlText.literal(ViewStatus.timingIs(views.timing()));
                 }
                 views.timing(ViewStatus.bool(name, arguments.get(0)));
-                return Sql.literal(ViewStatus.timing(views.timing()));
+                return SqlText.literal(ViewStatus.timing(views.timing()));
             }
             case "dbsp_recursion_limit" -> {
                 List<String> arguments = arguments(function, name, 0, 2);
@@ -337,7 +338,7 @@ final class ViewCalls {
                                 + "rounds and seconds, got " + arguments, e);
                     }
                 }
-                return Sql.literal(ViewStatus.recursionLimit(views.recursionRounds(), views.recursionTime().toSeconds()));
+                return SqlText.literal(ViewStatus.recursionLimit(views.recursionRounds(), views.recursionTime().toSeconds()));
             }
             default -> throw new MallardException(ErrorCode.SYSTEM_INTERNAL, "no scalar view function " + name);
         }
@@ -350,7 +351,7 @@ final class ViewCalls {
                 arguments(function, name, 0);
                 List<String> rows = new ArrayList<>();
                 for (SqlFunctions.Metric metric : SqlFunctions.metrics(views.stats())) {
-                    rows.add("(" + Sql.literal(metric.name()) + ", " + metric.value() + "::BIGINT, " + Sql.literal(metric.detail()) + ")");
+                    rows.add("(" + SqlText.literal(metric.name()) + ", " + metric.value() + "::BIGINT, " + SqlText.literal(metric.detail()) + ")");
                 }
                 return "SELECT * FROM (VALUES " + String.join(", ", rows) + ") AS s(metric, value, detail)";
             }
@@ -358,7 +359,7 @@ final class ViewCalls {
                 String view = arguments(function, name, 1).get(0);
                 views.definition(view);
                 views.syncAfterWrite();
-                return "SELECT * FROM " + Sql.quote(view);
+                return "SELECT * FROM " + SqlText.identifier(view);
             }
             case "dbsp_check" -> {
                 arguments(function, name, 0);
@@ -369,7 +370,7 @@ final class ViewCalls {
                     if (differing > 0) {
                         views.refresh(view); // Repaired; the row reports what differed.
                     }
-                    rows.add("(" + Sql.literal(view) + ", " + differing + "::BIGINT)");
+                    rows.add("(" + SqlText.literal(view) + ", " + differing + "::BIGINT)");
                 }
                 return rows.isEmpty() ? "SELECT NULL::VARCHAR AS view, NULL::BIGINT AS differing_rows WHERE false"
                         : "SELECT * FROM (VALUES " + String.join(", ", rows) + ") AS c(view, differing_rows)";

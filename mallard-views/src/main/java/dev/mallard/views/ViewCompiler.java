@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import dev.mallard.core.sql.SqlText;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -222,7 +223,7 @@ final class ViewCompiler {
             if (!kept.isEmpty()) {
                 oneSet.add(keptSet);
             }
-            branches.add("SELECT * FROM (" + tree.printQuery(branch) + ") AS " + Sql.quote("set" + branches.size()));
+            branches.add("SELECT * FROM (" + tree.printQuery(branch) + ") AS " + SqlText.identifier("set" + branches.size()));
         }
         return Optional.of(String.join("\nUNION ALL ", branches));
     }
@@ -1589,7 +1590,7 @@ final class ViewCompiler {
                     if (relation.isEmpty() || relation.equalsIgnoreCase(occurrence.alias())) {
                         matched = true;
                         for (String column : occurrence.columns()) {
-                            expanded.add(tree.parseExpression(Sql.quote(occurrence.alias()) + "." + Sql.quote(column)));
+                            expanded.add(tree.parseExpression(SqlText.identifier(occurrence.alias()) + "." + SqlText.identifier(column)));
                         }
                     }
                 }

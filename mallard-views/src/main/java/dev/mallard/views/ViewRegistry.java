@@ -1,5 +1,6 @@
 package dev.mallard.views;
 
+import dev.mallard.core.sql.SqlText;
 import java.sql.Connection;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -92,12 +93,12 @@ final class ViewRegistry {
     }
 
     void add(String name, String sql) {
-        Sql.update(connection, "INSERT INTO " + VIEWS + " (name, sql, position, created_at, layout) SELECT " + Sql.literal(name) + ", "
-                + Sql.literal(sql) + ", coalesce(max(position), 0) + 1, current_timestamp, " + LAYOUT + " FROM " + VIEWS);
+        Sql.update(connection, "INSERT INTO " + VIEWS + " (name, sql, position, created_at, layout) SELECT " + SqlText.literal(name) + ", "
+                + SqlText.literal(sql) + ", coalesce(max(position), 0) + 1, current_timestamp, " + LAYOUT + " FROM " + VIEWS);
     }
 
     void remove(String name) {
-        Sql.update(connection, "DELETE FROM " + VIEWS + " WHERE lower(name) = lower(" + Sql.literal(name) + ")");
+        Sql.update(connection, "DELETE FROM " + VIEWS + " WHERE lower(name) = lower(" + SqlText.literal(name) + ")");
     }
 
     /** Tracked tables, explicitly ({@code dbsp_track}) or because a view reads them. */
@@ -122,7 +123,7 @@ final class ViewRegistry {
 
     void track(TableName table, boolean explicit, Fingerprint fingerprint) {
         Sql.update(connection, "INSERT INTO " + TRACKED + " (database_name, schema_name, table_name, explicit, row_count, row_hash) "
-                + "VALUES (" + Sql.literal(table.database()) + ", " + Sql.literal(table.schema()) + ", " + Sql.literal(table.table())
+                + "VALUES (" + SqlText.literal(table.database()) + ", " + SqlText.literal(table.schema()) + ", " + SqlText.literal(table.table())
                 + ", " + explicit + ", " + fingerprint.rows() + ", " + hugeint(fingerprint) + ")");
     }
 
@@ -164,7 +165,7 @@ final class ViewRegistry {
     }
 
     private static String matches(TableName table) {
-        return TRACKED + ".database_name = " + Sql.literal(table.database()) + " AND " + TRACKED + ".schema_name = "
-                + Sql.literal(table.schema()) + " AND " + TRACKED + ".table_name = " + Sql.literal(table.table());
+        return TRACKED + ".database_name = " + SqlText.literal(table.database()) + " AND " + TRACKED + ".schema_name = "
+                + SqlText.literal(table.schema()) + " AND " + TRACKED + ".table_name = " + SqlText.literal(table.table());
     }
 }

@@ -2,6 +2,7 @@ package dev.mallard.views;
 
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import dev.mallard.core.sql.SqlText;
 import java.sql.Connection;
 import java.util.ArrayList;
 import java.util.List;
@@ -26,8 +27,8 @@ final class ViewTable {
 
     ViewTable(String view, List<String> columns) {
         this.view = view;
-        this.relation = Sql.quote(view);
-        this.net = "temp.main." + Sql.quote("mallard_changes$" + view);
+        this.relation = SqlText.identifier(view);
+        this.net = "temp.main." + SqlText.identifier("mallard_changes$" + view);
         this.columns = List.copyOf(columns);
     }
 
@@ -61,15 +62,15 @@ final class ViewTable {
     /** Applies the output delta; returns how many view rows were deleted plus inserted. */
     long apply(Connection connection) {
         String w = Source.WEIGHT;
-        String list = columns.stream().map(Sql::quote).collect(Collectors.joining(", "));
-        String netList = columns.stream().map(c -> "n." + Sql.quote(c)).collect(Collectors.joining(", "));
+        String list = columns.stream().map(SqlText::identifier).collect(Collectors.joining(", "));
+        String netList = columns.stream().map(c -> "n." + SqlText.identifier(c)).collect(Collectors.joining(", "));
         Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + net + " AS SELECT " + list + ", sum(" + w + ") AS " + w
                 + " FROM " + OUTPUT + " GROUP BY " + list + " HAVING sum(" + w + ") <> 0");
         // How many rows to delete, the most copies of one row to delete and to insert, and per column whether a
         // deleted row has NULL there.
         String shapeSql = "SELECT concat_ws(',', CAST(coalesce(sum(-" + w + ") FILTER (WHERE " + w + " < 0), 0) AS BIGINT), "
                 + "CAST(coalesce(max(" + w + "), 0) AS BIGINT), CAST(coalesce(-min(" + w + "), 0) AS BIGINT)"
-                + columns.stream().map(c -> ", count(*) FILTER (WHERE " + w + " < 0 AND " + Sql.quote(c) + " IS NULL)")
+                + columns.stream().map(c -> ", count(*) FILTER (WHERE " + w + " < 0 AND " + SqlText.identifier(c) + " IS NULL)")
                         .collect(Collectors.joining()) + ") FROM " + net;
         String[] shape = Sql.strings(connection, shapeSql).get(0).split(",");
         long expectedDeletes = Long.parseLong(shape[0]);
@@ -81,7 +82,7 @@ final class ViewTable {
             // scan of the view table, which skips the row groups that cannot match.
             List<String> match = new ArrayList<>();
             for (int i = 0; i < columns.size(); i++) {
-                String column = Sql.quote(columns.get(i));
+                String column = SqlText.identifier(columns.get(i));
                 match.add("v." + column + (Long.parseLong(shape[i + 3]) == 0 ? " = n." : " IS NOT DISTINCT FROM n.") + column);
             }
             String matches = relation + " AS v JOIN " + net + " AS n ON " + String.join(" AND ", match) + " WHERE n." + w + " < 0";
@@ -115,7 +116,7 @@ final class ViewTable {
      */
     long fill(Connection connection) {
         String w = Source.WEIGHT;
-        String outputList = columns.stream().map(c -> "o." + Sql.quote(c)).collect(Collectors.joining(", "));
+        String outputList = columns.stream().map(c -> "o." + SqlText.identifier(c)).collect(Collectors.joining(", "));
         long inserted = Sql.update(connection, "INSERT INTO " + relation + " SELECT " + outputList + " FROM " + OUTPUT + " AS o WHERE o."
                 + w + " > 0");
         // Rows of more than one copy (EXCEPT ALL, INTERSECT ALL): the extra copies, one per number below the weight.

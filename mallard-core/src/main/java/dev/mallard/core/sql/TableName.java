@@ -83,7 +83,7 @@ public record TableName(Optional<String> catalog, Optional<String> schema, Strin
         catalog.ifPresent(parts::add);
         schema.ifPresent(parts::add);
         parts.add(table);
-        return String.join(".", parts.stream().map(part -> '"' + part.replace("\"", "\"\"") + '"').toList());
+        return SqlText.qualified(parts.toArray(String[]::new));
     }
 
     /** The name as a user writes it, for messages. */

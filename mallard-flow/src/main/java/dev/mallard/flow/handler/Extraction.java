@@ -1,5 +1,6 @@
 package dev.mallard.flow.handler;
 
+import dev.mallard.core.sql.SqlText;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -43,7 +44,7 @@ final class Extraction {
         List<String> json = new ArrayList<>();
         for (Column column : this.columns) {
             String type = column.type().strip();
-            String pointer = SqlText.literal(SqlText.topLevelPointer(column.name()));
+            String pointer = SqlText.literal(JsonText.topLevelPointer(column.name()));
             String expression;
             RecordColumns.Origin origin = records.originOf(column.name());
             if (origin != RecordColumns.Origin.JSON) {
@@ -57,7 +58,7 @@ final class Extraction {
                 if (isText(type)) {
                     expression = value;
                 } else if (NESTED.matcher(type).matches()) {
-                    expression = "json_transform(" + value + ", " + SqlText.literal(SqlText.jsonString(type)) + ")";
+                    expression = "json_transform(" + value + ", " + SqlText.literal(JsonText.jsonString(type)) + ")";
                 } else {
                     expression = "CAST(" + value + " AS " + type + ")";
                 }

@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import dev.mallard.core.sql.SqlText;
 import dev.mallard.flow.sink.ResultTable;
 import dev.mallard.flow.source.Message;
 import java.io.IOException;

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.mallard.core.engine.Engine;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import dev.mallard.core.sql.SqlText;
 import dev.mallard.flow.metrics.PipelineMetrics;
 import dev.mallard.flow.state.OffsetStore;
 import java.io.IOException;
@@ -55,7 +56,7 @@ final class StateStats implements AutoCloseable {
             }
             ArrayNode tables = root.putArray("tables");
             for (String name : names) {
-                try (ResultSet rows = statement.executeQuery("SELECT count(*) FROM main.\"" + name.replace("\"", "\"\"") + "\"")) {
+                try (ResultSet rows = statement.executeQuery("SELECT count(*) FROM main." + SqlText.identifier(name))) {
                     rows.next();
                     tables.addObject().put("name", name).put("rows", rows.getLong(1));
                 }

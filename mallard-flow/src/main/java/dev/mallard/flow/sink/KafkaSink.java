@@ -7,6 +7,7 @@ import dev.mallard.core.arrow.ArrowExport;
 import dev.mallard.core.arrow.JsonLinesWriter;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import dev.mallard.core.sql.SqlText;
 import dev.mallard.flow.kafka.KafkaClientSettings;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -95,7 +96,7 @@ public final class KafkaSink implements Sink {
 
     private static List<byte[]> keys(ResultTable batch, String column) {
         List<byte[]> keys = new ArrayList<>((int) batch.rows());
-        String quoted = "\"" + column.replace("\"", "\"\"") + "\"";
+        String quoted = SqlText.identifier(column);
         try (Statement statement = batch.connection().createStatement();
                 ResultSet result = statement.executeQuery("SELECT CAST(" + quoted + " AS VARCHAR) FROM " + batch.name())) {
             while (result.next()) {

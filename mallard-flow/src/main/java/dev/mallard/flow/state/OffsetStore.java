@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import dev.mallard.core.sql.SqlText;
 import dev.mallard.flow.source.Source.Partition;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -44,12 +45,12 @@ public final class OffsetStore {
         requireNonNull(identity, "identity is null");
         requireNonNull(file, "file is null");
         requireNonNull(schema, "schema is null");
-        String prefix = schema.map(name -> quoted(name) + ".").orElse("");
+        String prefix = schema.map(name -> SqlText.identifier(name) + ".").orElse("");
         String identityTable = prefix + IDENTITY_TABLE;
         this.offsetsTable = prefix + TABLE;
         try (Statement statement = connection.createStatement()) {
             if (schema.isPresent()) {
-                statement.execute("CREATE SCHEMA IF NOT EXISTS " + quoted(schema.get()));
+                statement.execute("CREATE SCHEMA IF NOT EXISTS " + SqlText.identifier(schema.get()));
             }
             statement.execute("CREATE TABLE IF NOT EXISTS " + identityTable
                     + " (name VARCHAR NOT NULL, topics VARCHAR[] NOT NULL, group_id VARCHAR NOT NULL)");
@@ -89,10 +90,6 @@ public final class OffsetStore {
         } catch (SQLException e) {
             throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot read " + TABLE + ": " + e.getMessage(), e);
         }
-    }
-
-    private static String quoted(String identifier) {
-        return '"' + identifier.replace("\"", "\"\"") + '"';
     }
 
     public Optional<Long> next(Partition partition) {

@@ -6,6 +6,7 @@ import dev.mallard.core.config.LocatedYaml;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
 import dev.mallard.core.sql.SqlScript;
+import dev.mallard.core.sql.SqlText;
 import dev.mallard.flow.config.PipelineConfig.WindowConfig;
 import dev.mallard.flow.window.WindowChecks;
 import dev.mallard.views.MaterializedViews;
@@ -202,7 +203,7 @@ final class SqlChecks implements AutoCloseable {
         }
         StringBuilder create = new StringBuilder("CREATE OR REPLACE TEMP TABLE sqlflow_sink_batch (");
         for (int i = 0; i < resultColumns.size(); i++) {
-            create.append(i == 0 ? "" : ", ").append('"').append(resultColumns.get(i)[0].replace("\"", "\"\"")).append("\" ")
+            create.append(i == 0 ? "" : ", ").append(SqlText.identifier(resultColumns.get(i)[0])).append(" ")
                     .append(resultColumns.get(i)[1]);
         }
         Outcome outcome = new Outcome(new ArrayList<>(), new ArrayList<>(), new ArrayList<>());

@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import dev.mallard.core.engine.Engine;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import dev.mallard.core.sql.SqlText;
 import dev.mallard.flow.config.PipelineConfig.WindowConfig;
 import dev.mallard.flow.handler.EventTimeReader;
 import dev.mallard.flow.sink.ResultTable;
@@ -145,7 +146,7 @@ public final class TumblingWindow implements AutoCloseable {
             which.append(which.isEmpty() ? "" : ", ").append(timestamp(bucket));
         }
         try (Statement statement = main.createStatement()) {
-            statement.execute("DELETE FROM " + identifier(config.table()) + " WHERE " + identifier(config.timeColumn()) + " IN (" + which + ")");
+            statement.execute("DELETE FROM " + SqlText.identifier(config.table()) + " WHERE " + SqlText.identifier(config.timeColumn()) + " IN (" + which + ")");
         } catch (SQLException e) {
             throw new MallardException(ErrorCode.USER_HANDLER_SQL_FAILED, config.path() + ": cannot take the records this window refused out of "
                     + config.table() + ": " + firstLine(e), e);
@@ -316,7 +317,7 @@ public final class TumblingWindow implements AutoCloseable {
             }
         });
         try (Statement statement = main.createStatement()) {
-            statement.execute("DELETE FROM " + identifier(config.table()) + " WHERE " + identifier(config.timeColumn()) + " > " + timestamp(openFrom));
+            statement.execute("DELETE FROM " + SqlText.identifier(config.table()) + " WHERE " + SqlText.identifier(config.timeColumn()) + " > " + timestamp(openFrom));
         } catch (SQLException e) {
             throw new MallardException(ErrorCode.SYSTEM_ENGINE_FAILED, "cannot hand the window's open buckets over after a rebalance: "
                     + firstLine(e), e);
@@ -419,8 +420,8 @@ public final class TumblingWindow implements AutoCloseable {
         if (w == Watermark.NONE || (w <= closedUpTo && dirty.isEmpty() && !republishRetained)) {
             return WindowHandOver.Closed.NOTHING;
         }
-        String table = identifier(config.table());
-        String column = identifier(config.timeColumn());
+        String table = SqlText.identifier(config.table());
+        String column = SqlText.identifier(config.timeColumn());
         StringBuilder which = new StringBuilder("(").append(column).append(" <= ").append(timestamp(w - sizeMicros));
         if (closedUpTo != Watermark.NONE && !republishRetained) {
             which.append(" AND ").append(column).append(" > ").append(timestamp(closedUpTo - sizeMicros));
@@ -500,10 +501,6 @@ public final class TumblingWindow implements AutoCloseable {
 
     private MallardException invalid(String message) {
         return new MallardException(ErrorCode.USER_CONFIG_INVALID, config.path() + ": " + message);
-    }
-
-    private static String identifier(String name) {
-        return '"' + name.replace("\"", "\"\"") + '"';
     }
 
     static String firstLine(SQLException e) {

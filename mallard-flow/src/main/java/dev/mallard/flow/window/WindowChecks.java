@@ -1,5 +1,6 @@
 package dev.mallard.flow.window;
 
+import dev.mallard.core.sql.SqlText;
 import dev.mallard.flow.config.PipelineConfig.WindowConfig;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -51,14 +52,14 @@ public final class WindowChecks {
             }
             return Optional.empty();
         } catch (SQLException e) {
-            return Optional.of("cannot read the columns of " + table + ": " + firstLine(e));
+            return Optional.of("cannot read the columns of " + table + ": " + TumblingWindow.firstLine(e));
         }
     }
 
     /** emit_sql binds against a stand-in `closed` with the table's columns, and reads it. */
     public static Optional<String> emitSql(Connection connection, String table, String emitSql) {
         try (Statement statement = connection.createStatement()) {
-            statement.execute("CREATE OR REPLACE TEMP TABLE closed AS SELECT * FROM " + identifier(table) + " LIMIT 0");
+            statement.execute("CREATE OR REPLACE TEMP TABLE closed AS SELECT * FROM " + SqlText.identifier(table) + " LIMIT 0");
             try {
                 try (PreparedStatement prepared = connection.prepareStatement(emitSql)) {
                     // Binding is the check; nothing runs.
@@ -78,7 +79,7 @@ public final class WindowChecks {
             }
             return Optional.empty();
         } catch (SQLException e) {
-            return Optional.of("emit_sql: " + firstLine(e) + "; it reads the relation closed, which has the columns of table " + table);
+            return Optional.of("emit_sql: " + TumblingWindow.firstLine(e) + "; it reads the relation closed, which has the columns of table " + table);
         }
     }
 
@@ -90,15 +91,5 @@ public final class WindowChecks {
                 return rows.getLong(1);
             }
         }
-    }
-
-    private static String identifier(String name) {
-        return '"' + name.replace("\"", "\"\"") + '"';
-    }
-
-    private static String firstLine(SQLException e) {
-        String message = e.getMessage() == null ? e.toString() : e.getMessage();
-        int newline = message.indexOf('\n');
-        return (newline < 0 ? message : message.substring(0, newline)).strip();
     }
 }

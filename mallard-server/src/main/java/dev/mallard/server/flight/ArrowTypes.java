@@ -1,6 +1,7 @@
 package dev.mallard.server.flight;
 
 import dev.mallard.core.arrow.ArrowExport;
+import dev.mallard.core.sql.SqlText;
 import dev.mallard.server.session.Session;
 import java.io.IOException;
 import java.sql.ResultSet;
@@ -58,7 +59,7 @@ final class ArrowTypes {
                 sql.append(", ");
             }
             String type = types.get(i) == null || types.get(i).isBlank() || types.get(i).equalsIgnoreCase("UNKNOWN") ? FALLBACK : types.get(i);
-            sql.append("CAST(NULL AS ").append(type).append(") AS \"").append(names.get(i).replace("\"", "\"\"")).append('"');
+            sql.append("CAST(NULL AS ").append(type).append(") AS ").append(SqlText.identifier(names.get(i)));
         }
         sql.append(" LIMIT 0");
         return session.sql(connection -> {

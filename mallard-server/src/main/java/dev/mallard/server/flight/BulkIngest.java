@@ -2,6 +2,7 @@ package dev.mallard.server.flight;
 
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import dev.mallard.core.sql.SqlText;
 import dev.mallard.server.session.Session;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -95,19 +96,15 @@ final class BulkIngest {
             throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "the ingest names no table");
         }
         if (command.getTemporary()) {
-            return quote(command.getTable());
+            return SqlText.identifier(command.getTable());
         }
         StringBuilder name = new StringBuilder();
         if (command.hasCatalog()) {
-            name.append(quote(command.getCatalog())).append('.');
+            name.append(SqlText.identifier(command.getCatalog())).append('.');
         }
         if (command.hasSchema() || command.hasCatalog()) {
-            name.append(quote(command.hasSchema() ? command.getSchema() : "main")).append('.');
+            name.append(SqlText.identifier(command.hasSchema() ? command.getSchema() : "main")).append('.');
         }
-        return name.append(quote(command.getTable())).toString();
-    }
-
-    private static String quote(String identifier) {
-        return '"' + identifier.replace("\"", "\"\"") + '"';
+        return name.append(SqlText.identifier(command.getTable())).toString();
     }
 }

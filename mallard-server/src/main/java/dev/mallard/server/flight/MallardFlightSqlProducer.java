@@ -7,6 +7,7 @@ import com.google.protobuf.ByteString;
 import com.google.protobuf.Message;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import dev.mallard.core.sql.SqlText;
 import dev.mallard.server.arrow.ArrowValues;
 import dev.mallard.server.config.AccessMode;
 import dev.mallard.server.ops.StatementAudit;
@@ -717,8 +718,8 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
             return;
         }
         StringBuilder target = new StringBuilder();
-        database.ifPresent(name -> target.append(quoted(name)));
-        schema.ifPresent(name -> target.append(target.isEmpty() ? "" : ".").append(quoted(name)));
+        database.ifPresent(name -> target.append(SqlText.identifier(name)));
+        schema.ifPresent(name -> target.append(target.isEmpty() ? "" : ".").append(SqlText.identifier(name)));
         try {
             session.sql(connection -> {
                 try (java.sql.Statement statement = connection.createStatement()) {
@@ -733,11 +734,6 @@ public final class MallardFlightSqlProducer extends NoOpFlightSqlProducer {
                     + (database.isPresent() && schema.isPresent() ? " and " : "") + schema.map(name -> "schema '" + name + "'").orElse("")
                     + " name no catalog and schema of this server: " + e.getMessage() + "; give an attached database and one of its schemas", e);
         }
-    }
-
-    /** A SQL identifier in double quotes, its own quotes doubled. */
-    private static String quoted(String identifier) {
-        return '"' + identifier.replace("\"", "\"\"") + '"';
     }
 
     /**

@@ -1,6 +1,7 @@
 package dev.mallard.server.flight;
 
 import dev.mallard.core.error.MallardException;
+import dev.mallard.core.sql.SqlText;
 import dev.mallard.server.session.Session;
 import java.sql.ResultSet;
 import java.sql.Statement;
@@ -36,7 +37,7 @@ final class SessionOptions {
                 errors.put(name, new SetSessionOptionsResult.Error(SetSessionOptionsResult.ErrorValue.INVALID_VALUE));
                 continue;
             }
-            String target = name.equals(CATALOG) ? quote(text) : quote(current(session, "current_database()")) + "." + quote(text);
+            String target = name.equals(CATALOG) ? SqlText.identifier(text) : SqlText.identifier(current(session, "current_database()")) + "." + SqlText.identifier(text);
             try {
                 session.sql(connection -> {
                     try (Statement statement = connection.createStatement()) {
@@ -63,10 +64,6 @@ final class SessionOptions {
                 return rs.getString(1);
             }
         });
-    }
-
-    private static String quote(String identifier) {
-        return '"' + identifier.replace("\"", "\"\"") + '"';
     }
 
     /** A string option's text; null for any other kind of value. */

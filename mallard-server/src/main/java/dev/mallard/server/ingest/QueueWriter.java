@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import dev.mallard.core.sql.SqlText;
 import java.nio.file.Files;
 import java.time.Clock;
 import java.time.Duration;
@@ -260,18 +261,10 @@ final class QueueWriter implements AutoCloseable {
         for (Throwable cause = e; cause != null; cause = cause.getCause()) {
             if (cause instanceof java.sql.SQLException) {
                 return new MallardException(ErrorCode.USER_INGEST_BATCH_INVALID, "ingestion queue " + queue.name() + " cannot write the batch: "
-                        + firstLine(cause.getMessage()), e);
+                        + SqlText.firstLine(cause.getMessage()), e);
             }
         }
-        return new MallardException(ErrorCode.SYSTEM_IO_FAILED, "ingestion queue " + queue.name() + " failed to write: " + firstLine(String.valueOf(e)), e);
-    }
-
-    private static String firstLine(String message) {
-        if (message == null) {
-            return "";
-        }
-        int end = message.indexOf('\n');
-        return end < 0 ? message : message.substring(0, end);
+        return new MallardException(ErrorCode.SYSTEM_IO_FAILED, "ingestion queue " + queue.name() + " failed to write: " + SqlText.firstLine(String.valueOf(e)), e);
     }
 
     private void remember(CommitLog.Commit commit) {

@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import dev.mallard.core.sql.SqlText;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
@@ -73,7 +74,7 @@ final class WarehouseWriter implements IngestionWriter {
             recover();
             for (Map.Entry<String, String> variable : queue.variables().entrySet()) {
                 try (Statement statement = connection.createStatement()) {
-                    statement.execute("SET VARIABLE " + variable.getKey() + " = " + literal(variable.getValue()));
+                    statement.execute("SET VARIABLE " + variable.getKey() + " = " + SqlText.literal(variable.getValue()));
                 }
             }
             watermarkTable();
@@ -174,10 +175,10 @@ final class WarehouseWriter implements IngestionWriter {
                 options.append(", HEADER true");
             }
             if (shape.partition().isEmpty()) {
-                copy.append(literal(raw.resolve("data." + extension).toString()));
+                copy.append(SqlText.literal(raw.resolve("data." + extension).toString()));
             } else {
-                copy.append(literal(raw.resolve("p").toString()));
-                options.append(", PARTITION_BY (").append(shape.partition().stream().map(WarehouseWriter::quote).collect(Collectors.joining(", ")))
+                copy.append(SqlText.literal(raw.resolve("p").toString()));
+                options.append(", PARTITION_BY (").append(shape.partition().stream().map(SqlText::identifier).collect(Collectors.joining(", ")))
                         .append(")");
             }
             copy.append(" (").append(options).append(")");
@@ -282,9 +283,9 @@ final class WarehouseWriter implements IngestionWriter {
         IngestionConfig.Watermark mark = queue.watermark().get();
         StringBuilder sql = new StringBuilder("SELECT ").append(BATCH_COLUMN);
         for (String group : mark.groupColumns()) {
-            sql.append(", CAST(").append(quote(group)).append(" AS VARCHAR)");
+            sql.append(", CAST(").append(SqlText.identifier(group)).append(" AS VARCHAR)");
         }
-        sql.append(", CAST(min(").append(quote(mark.timestampColumn())).append(") AS VARCHAR), CAST(max(").append(quote(mark.timestampColumn()))
+        sql.append(", CAST(min(").append(SqlText.identifier(mark.timestampColumn())).append(") AS VARCHAR), CAST(max(").append(SqlText.identifier(mark.timestampColumn()))
                 .append(") AS VARCHAR), count(*) FROM __mallard_flush GROUP BY ALL ORDER BY ALL");
         List<CommitLog.Mark> marks = new ArrayList<>();
         try (Statement statement = connection.createStatement(); ResultSet rs = statement.executeQuery(sql.toString())) {
@@ -307,9 +308,9 @@ final class WarehouseWriter implements IngestionWriter {
             return;
         }
         IngestionConfig.Watermark mark = queue.watermark().get();
-        StringBuilder sql = new StringBuilder("CREATE OR REPLACE TABLE ").append(quote(mark.table())).append(" (seq BIGINT, producer_id VARCHAR, batch_id BIGINT");
+        StringBuilder sql = new StringBuilder("CREATE OR REPLACE TABLE ").append(SqlText.identifier(mark.table())).append(" (seq BIGINT, producer_id VARCHAR, batch_id BIGINT");
         for (String group : mark.groupColumns()) {
-            sql.append(", ").append(quote(group)).append(" VARCHAR");
+            sql.append(", ").append(SqlText.identifier(group)).append(" VARCHAR");
         }
         sql.append(", min_timestamp VARCHAR, max_timestamp VARCHAR, row_count BIGINT, committed_at VARCHAR)");
         execute(sql.toString());
@@ -323,17 +324,17 @@ final class WarehouseWriter implements IngestionWriter {
             return;
         }
         IngestionConfig.Watermark mark = queue.watermark().get();
-        StringBuilder sql = new StringBuilder("INSERT INTO ").append(quote(mark.table())).append(" VALUES ");
+        StringBuilder sql = new StringBuilder("INSERT INTO ").append(SqlText.identifier(mark.table())).append(" VALUES ");
         for (int i = 0; i < commit.marks().size(); i++) {
             CommitLog.Mark row = commit.marks().get(i);
             CommitLog.Batch batch = commit.batches().get(row.batch());
-            sql.append(i == 0 ? "" : ", ").append('(').append(commit.seq()).append(", ").append(literal(batch.producer())).append(", ")
+            sql.append(i == 0 ? "" : ", ").append('(').append(commit.seq()).append(", ").append(SqlText.literal(batch.producer())).append(", ")
                     .append(batch.batchId());
             for (String group : mark.groupColumns()) {
-                sql.append(", ").append(literal(row.group().getOrDefault(group, "")));
+                sql.append(", ").append(SqlText.literal(row.group().getOrDefault(group, "")));
             }
-            sql.append(", ").append(literal(row.min())).append(", ").append(literal(row.max())).append(", ").append(row.rows()).append(", ")
-                    .append(literal(commit.at())).append(')');
+            sql.append(", ").append(SqlText.literal(row.min())).append(", ").append(SqlText.literal(row.max())).append(", ").append(row.rows()).append(", ")
+                    .append(SqlText.literal(commit.at())).append(')');
         }
         execute(sql.toString());
     }
@@ -346,14 +347,14 @@ final class WarehouseWriter implements IngestionWriter {
         if (queue.table().isEmpty() || commit.files().isEmpty()) {
             return false;
         }
-        String table = quote(queue.table().get());
-        String source = reader() + "([" + commit.files().stream().map(file -> literal(directory.resolve(file).toString()))
+        String table = SqlText.identifier(queue.table().get());
+        String source = reader() + "([" + commit.files().stream().map(file -> SqlText.literal(directory.resolve(file).toString()))
                 .collect(Collectors.joining(", ")) + "], hive_partitioning = true, union_by_name = true)";
         execute("BEGIN TRANSACTION");
         try {
             execute("CREATE TABLE IF NOT EXISTS " + table + " AS SELECT * FROM " + source + " LIMIT 0");
             execute("INSERT INTO " + table + " BY NAME SELECT * FROM " + source);
-            execute("INSERT OR REPLACE INTO " + APPLIED + " VALUES (" + literal(queue.name()) + ", " + commit.seq() + ")");
+            execute("INSERT OR REPLACE INTO " + APPLIED + " VALUES (" + SqlText.literal(queue.name()) + ", " + commit.seq() + ")");
             execute("COMMIT");
             return true;
         } catch (SQLException e) {
@@ -372,8 +373,8 @@ final class WarehouseWriter implements IngestionWriter {
         execute("CREATE TABLE IF NOT EXISTS " + APPLIED + " (queue VARCHAR PRIMARY KEY, seq BIGINT)");
         long applied = -1;
         try (Statement statement = connection.createStatement();
-                ResultSet rs = statement.executeQuery("SELECT seq FROM " + APPLIED + " WHERE queue = " + literal(queue.name())
-                        + " AND EXISTS (SELECT 1 FROM duckdb_tables() WHERE table_name = " + literal(queue.table().get()) + ")")) {
+                ResultSet rs = statement.executeQuery("SELECT seq FROM " + APPLIED + " WHERE queue = " + SqlText.literal(queue.name())
+                        + " AND EXISTS (SELECT 1 FROM duckdb_tables() WHERE table_name = " + SqlText.literal(queue.table().get()) + ")")) {
             if (rs.next()) {
                 applied = rs.getLong(1);
             }
@@ -400,7 +401,7 @@ final class WarehouseWriter implements IngestionWriter {
     /** Replaces the queue's view by one over every committed file: a reader sees a flush whole or not at all. */
     private void refreshView() throws SQLException {
         String extension = queue.format();
-        List<String> paths = files.stream().filter(file -> file.endsWith("." + extension)).map(file -> literal(directory.resolve(file).toString())).toList();
+        List<String> paths = files.stream().filter(file -> file.endsWith("." + extension)).map(file -> SqlText.literal(directory.resolve(file).toString())).toList();
         if (paths.isEmpty()) {
             return;
         }
@@ -410,7 +411,7 @@ final class WarehouseWriter implements IngestionWriter {
             default -> "read_parquet";
         };
         // Not union_by_name: that reads every file's schema at each replacement, so the n-th commit would cost n reads.
-        execute("CREATE OR REPLACE VIEW " + quote(queue.name()) + " AS SELECT * FROM " + reader + "([" + String.join(", ", paths)
+        execute("CREATE OR REPLACE VIEW " + SqlText.identifier(queue.name()) + " AS SELECT * FROM " + reader + "([" + String.join(", ", paths)
                 + "], hive_partitioning = true)");
     }
 
@@ -459,17 +460,9 @@ final class WarehouseWriter implements IngestionWriter {
     private static String sortKey(String column) {
         String[] parts = column.trim().split("\\s+");
         if (parts.length == 2 && (parts[1].equalsIgnoreCase("asc") || parts[1].equalsIgnoreCase("desc"))) {
-            return quote(parts[0]) + " " + parts[1].toUpperCase(java.util.Locale.ROOT);
+            return SqlText.identifier(parts[0]) + " " + parts[1].toUpperCase(java.util.Locale.ROOT);
         }
-        return quote(column.trim());
-    }
-
-    static String quote(String identifier) {
-        return '"' + identifier.replace("\"", "\"\"") + '"';
-    }
-
-    static String literal(String value) {
-        return "'" + value.replace("'", "''") + "'";
+        return SqlText.identifier(column.trim());
     }
 
     @Override

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import dev.mallard.core.sql.SqlText;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.sql.Array;
@@ -14,7 +15,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -43,7 +43,7 @@ final class NamedQueryTable {
     }
 
     private String quoted() {
-        return String.join(".", Arrays.stream(parts).map(part -> "\"" + part.replace("\"", "\"\"") + "\"").toList());
+        return SqlText.qualified(parts);
     }
 
     private Set<String> columns(Connection connection) throws SQLException {

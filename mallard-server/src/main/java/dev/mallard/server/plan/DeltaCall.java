@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import dev.mallard.core.sql.SqlText;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -62,14 +63,14 @@ final class DeltaCall {
         }
         StringBuilder replacement = new StringBuilder("SELECT * FROM read_parquet([");
         for (int i = 0; i < snapshot.files().size(); i++) {
-            replacement.append(i == 0 ? "" : ", ").append(ParquetSplits.literal(snapshot.files().get(i).path()));
+            replacement.append(i == 0 ? "" : ", ").append(SqlText.literal(snapshot.files().get(i).path()));
         }
         replacement.append("], hive_partitioning = ").append(!snapshot.partitionTypes().isEmpty());
         if (!snapshot.partitionTypes().isEmpty()) {
             replacement.append(", hive_types = {");
             int i = 0;
             for (Map.Entry<String, String> type : snapshot.partitionTypes().entrySet()) {
-                replacement.append(i++ == 0 ? "" : ", ").append(ParquetSplits.literal(type.getKey())).append(": ")
+                replacement.append(i++ == 0 ? "" : ", ").append(SqlText.literal(type.getKey())).append(": ")
                         .append(type.getValue());
             }
             replacement.append('}');

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import dev.mallard.core.sql.SqlText;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.sql.Connection;
@@ -71,7 +72,7 @@ final class DeltaLog {
         Map<Long, Integer> checkpointCounts = new HashMap<>();
         boolean lastCheckpoint = false;
         // Listed as the Parquet planning lists files (read_blob, names only), which the server's file access rules admit.
-        try (PreparedStatement list = connection.prepareStatement("SELECT filename FROM read_blob(" + ParquetSplits.literal(log + "*") + ")")) {
+        try (PreparedStatement list = connection.prepareStatement("SELECT filename FROM read_blob(" + SqlText.literal(log + "*") + ")")) {
             try (ResultSet rs = list.executeQuery()) {
                 while (rs.next()) {
                     String file = rs.getString(1);
@@ -114,7 +115,7 @@ final class DeltaLog {
             List<String> parts = new ArrayList<>(checkpointParts.get(checkpoint).values());
             StringBuilder list = new StringBuilder("SELECT to_json(t)::VARCHAR FROM read_parquet([");
             for (int i = 0; i < parts.size(); i++) {
-                list.append(i == 0 ? "" : ", ").append(ParquetSplits.literal(parts.get(i)));
+                list.append(i == 0 ? "" : ", ").append(SqlText.literal(parts.get(i)));
             }
             try (PreparedStatement read = connection.prepareStatement(list.append("]) t").toString()); ResultSet rs = read.executeQuery()) {
                 while (rs.next()) {
@@ -285,7 +286,7 @@ final class DeltaLog {
     }
 
     private static String text(Connection connection, String file) throws SQLException {
-        try (PreparedStatement read = connection.prepareStatement("SELECT content FROM read_text(" + ParquetSplits.literal(file) + ")")) {
+        try (PreparedStatement read = connection.prepareStatement("SELECT content FROM read_text(" + SqlText.literal(file) + ")")) {
             try (ResultSet rs = read.executeQuery()) {
                 return rs.next() ? rs.getString(1) : "";
             }

@@ -3,6 +3,7 @@ package dev.mallard.server.plan;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.mallard.core.sql.SqlText;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -116,24 +117,24 @@ final class HivePruning {
             }
         }
         StringBuilder raw = new StringBuilder("WITH __raw(__i");
-        columns.forEach(column -> raw.append(", ").append(ParquetSplits.quoted("r_" + column)));
+        columns.forEach(column -> raw.append(", ").append(SqlText.identifier("r_" + column)));
         raw.append(") AS (VALUES ");
         for (int i = 0; i < values.size(); i++) {
             raw.append(i == 0 ? "" : ", ").append('(').append(i);
             for (String column : columns) {
                 String value = values.get(i).get(column);
-                raw.append(", ").append(value == null ? "NULL::VARCHAR" : ParquetSplits.literal(value));
+                raw.append(", ").append(value == null ? "NULL::VARCHAR" : SqlText.literal(value));
             }
             raw.append(')');
         }
         raw.append("), __files AS (SELECT __i, (true");
         for (String column : columns) {
-            raw.append(" AND TRY_CAST(").append(ParquetSplits.quoted("r_" + column)).append(" AS ").append(callTypes.get(column)).append(") IS NOT NULL");
+            raw.append(" AND TRY_CAST(").append(SqlText.identifier("r_" + column)).append(" AS ").append(callTypes.get(column)).append(") IS NOT NULL");
         }
         raw.append(") AS __ok");
         for (String column : columns) {
-            raw.append(", CAST(TRY_CAST(").append(ParquetSplits.quoted("r_" + column)).append(" AS ").append(callTypes.get(column)).append(") AS ")
-                    .append(levelTypes.get(column)).append(") AS ").append(ParquetSplits.quoted(column));
+            raw.append(", CAST(TRY_CAST(").append(SqlText.identifier("r_" + column)).append(" AS ").append(callTypes.get(column)).append(") AS ")
+                    .append(levelTypes.get(column)).append(") AS ").append(SqlText.identifier(column));
         }
         raw.append(" FROM __raw) SELECT __i FROM __files WHERE NOT __ok UNION ALL ");
         JsonNode template = ParquetSplits.serialize(connection, "SELECT __i FROM __files WHERE true AND true").path("statements").get(0);

@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.mallard.core.sql.SqlText;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -125,7 +126,7 @@ final class ParquetQuery {
         List<ParquetSplits.DataFile> files = new ArrayList<>();
         try (Statement statement = connection.createStatement()) {
             for (String pattern : patterns) {
-                try (ResultSet rs = statement.executeQuery("SELECT filename, size FROM read_blob(" + ParquetSplits.literal(pattern) + ") ORDER BY filename")) {
+                try (ResultSet rs = statement.executeQuery("SELECT filename, size FROM read_blob(" + SqlText.literal(pattern) + ") ORDER BY filename")) {
                     while (rs.next()) {
                         files.add(new ParquetSplits.DataFile(rs.getString(1), rs.getLong(2)));
                     }
@@ -144,7 +145,7 @@ final class ParquetQuery {
     String overFiles(Connection connection, List<String> paths, java.util.Map<String, String> pinnedTypes) throws SQLException {
         StringBuilder list = new StringBuilder("SELECT [");
         for (int i = 0; i < paths.size(); i++) {
-            list.append(i == 0 ? "" : ", ").append(ParquetSplits.literal(paths.get(i)));
+            list.append(i == 0 ? "" : ", ").append(SqlText.literal(paths.get(i)));
         }
         JsonNode listExpression = ParquetSplits.serialize(connection, list.append("]").toString())
                 .path("statements").get(0).path("node").path("select_list").get(0);
@@ -162,7 +163,7 @@ final class ParquetQuery {
             StringBuilder types = new StringBuilder("SELECT * FROM read_parquet('x', hive_types = {");
             int i = 0;
             for (java.util.Map.Entry<String, String> type : pinnedTypes.entrySet()) {
-                types.append(i++ == 0 ? "" : ", ").append(ParquetSplits.literal(type.getKey())).append(": ").append(type.getValue());
+                types.append(i++ == 0 ? "" : ", ").append(SqlText.literal(type.getKey())).append(": ").append(type.getValue());
             }
             JsonNode typed = find(ParquetSplits.serialize(connection, types.append("})").toString()), "TABLE_FUNCTION").path("function");
             if (call.has("arguments")) {

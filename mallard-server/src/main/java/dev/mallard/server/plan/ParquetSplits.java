@@ -118,16 +118,6 @@ final class ParquetSplits {
         }
     }
 
-    /** A SQL string literal. */
-    static String literal(String text) {
-        return "'" + text.replace("'", "''") + "'";
-    }
-
-    /** A SQL identifier in double quotes. */
-    static String quoted(String identifier) {
-        return '"' + identifier.replace("\"", "\"\"") + '"';
-    }
-
     /** One file a query reads and its size in bytes. */
     record DataFile(String path, long size) {
         DataFile {

@@ -1,5 +1,6 @@
 package dev.mallard.server.rls;
 
+import dev.mallard.core.sql.SqlText;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -105,7 +106,7 @@ public final class CatalogCache {
             }
             for (String registry : registries) {
                 Map<String, String> views = new HashMap<>();
-                try (ResultSet rs = statement.executeQuery("SELECT name, sql FROM " + ParseTree.quote(registry) + "." + VIEWS_SCHEMA + ".views")) {
+                try (ResultSet rs = statement.executeQuery("SELECT name, sql FROM " + SqlText.identifier(registry) + "." + VIEWS_SCHEMA + ".views")) {
                     while (rs.next()) {
                         views.put(CatalogObject.lower(rs.getString(1)), rs.getString(2));
                     }

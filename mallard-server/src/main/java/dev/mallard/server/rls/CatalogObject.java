@@ -2,6 +2,7 @@ package dev.mallard.server.rls;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.mallard.core.sql.SqlText;
 import java.util.Locale;
 import java.util.Optional;
 
@@ -23,7 +24,7 @@ record CatalogObject(String database, String schema, String name, Kind kind, Opt
 
     /** The fully qualified, quoted name: what the rewritten statement reads, so DuckDB reads the object resolved here. */
     String sql() {
-        return ParseTree.quote(database) + "." + ParseTree.quote(schema) + "." + ParseTree.quote(name);
+        return SqlText.qualified(database, schema, name);
     }
 
     boolean is(String database, String schema, String name) {

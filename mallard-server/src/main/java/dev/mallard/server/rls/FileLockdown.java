@@ -2,6 +2,7 @@ package dev.mallard.server.rls;
 
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import dev.mallard.core.sql.SqlText;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -21,7 +22,7 @@ public final class FileLockdown {
         try (Statement statement = connection.createStatement()) {
             List<String> local = allowedPrefixes.stream().filter(prefix -> !prefix.contains("://")).toList();
             if (!local.isEmpty()) {
-                statement.execute("SET allowed_directories = [" + local.stream().map(ParseTree::literal).collect(Collectors.joining(", ")) + "]");
+                statement.execute("SET allowed_directories = [" + local.stream().map(SqlText::literal).collect(Collectors.joining(", ")) + "]");
             }
             statement.execute("SET enable_external_access = false");
         } catch (SQLException e) {

@@ -42,14 +42,4 @@ final class ParseTree {
             }
         }
     }
-
-    /** A double-quoted SQL identifier. */
-    static String quote(String identifier) {
-        return "\"" + identifier.replace("\"", "\"\"") + "\"";
-    }
-
-    /** A single-quoted SQL string literal. */
-    static String literal(String text) {
-        return "'" + text.replace("'", "''") + "'";
-    }
 }

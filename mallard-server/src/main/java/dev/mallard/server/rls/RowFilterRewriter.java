@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import dev.mallard.core.sql.SqlText;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -447,7 +448,7 @@ final class RowFilterRewriter {
         private String arguments(JsonNode function) {
             List<String> texts = new ArrayList<>();
             for (JsonNode argument : function.path("arguments")) {
-                texts.add(stringConstant(argument.path("expression")).map(ParseTree::literal).orElse("..."));
+                texts.add(stringConstant(argument.path("expression")).map(SqlText::literal).orElse("..."));
             }
             return String.join(", ", texts);
         }

@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import dev.mallard.core.sql.SqlText;
 import dev.mallard.server.config.AccessMode;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -61,7 +62,7 @@ public final class RowLevelSecurity {
     public void open(Connection connection) {
         try (Statement statement = connection.createStatement()) {
             for (Map.Entry<String, String> variable : claims.variables().entrySet()) {
-                statement.execute("SET VARIABLE " + ParseTree.quote(variable.getKey()) + " = " + ParseTree.literal(variable.getValue()));
+                statement.execute("SET VARIABLE " + SqlText.identifier(variable.getKey()) + " = " + SqlText.literal(variable.getValue()));
             }
         } catch (SQLException e) {
             throw new MallardException(ErrorCode.USER_ACCESS_CLAIMS_INVALID, RlsClaims.VARIABLES + " could not be set: " + e.getMessage(), e);

@@ -2,6 +2,7 @@ package dev.mallard.server.sql;
 
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import dev.mallard.core.sql.SqlText;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -53,7 +54,7 @@ public enum FileAccess {
                         directories.add(directory(Path.of(rs.getString(1)).toAbsolutePath().normalize()));
                     }
                 }
-                statement.execute("SET allowed_directories = [" + String.join(", ", directories.stream().map(FileAccess::literal).toList()) + "]");
+                statement.execute("SET allowed_directories = [" + String.join(", ", directories.stream().map(SqlText::literal).toList()) + "]");
             }
             statement.execute("SET enable_external_access = false");
         } catch (SQLException e) {
@@ -65,9 +66,5 @@ public enum FileAccess {
     private static String directory(Path path) {
         String text = path.toString();
         return text.endsWith("/") ? text : text + "/";
-    }
-
-    private static String literal(String text) {
-        return "'" + text.replace("'", "''") + "'";
     }
 }

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import dev.mallard.core.sql.SqlText;
 import dev.mallard.flow.sink.ResultTable;
 import dev.mallard.flow.sink.Sink;
 import dev.mallard.flow.source.Source.Partition;
@@ -152,15 +153,15 @@ public final class IcebergSink implements Sink {
             String type = IcebergColumns.duckDbType(field.type()).orElseThrow(() -> new MallardException(ErrorCode.USER_ICEBERG_SCHEMA_MISMATCH,
                     "column " + field.name() + " of the iceberg table " + identifier + " is " + field.type()
                             + ", which this version does not write; write the table's other columns only"));
-            select.add("CAST(" + quoted(column.name()) + " AS " + type + ") AS " + quoted(field.name()));
-            ids.add(literal(field.name()) + ": " + field.fieldId());
+            select.add("CAST(" + SqlText.identifier(column.name()) + " AS " + type + ") AS " + SqlText.identifier(field.name()));
+            ids.add(SqlText.literal(field.name()) + ": " + field.fieldId());
         }
         try {
             Files.createDirectories(file.getParent());
         } catch (IOException e) {
             throw new MallardException(ErrorCode.SYSTEM_IO_FAILED, "cannot create " + file.getParent() + ": " + e.getMessage(), e);
         }
-        String sql = "COPY (SELECT " + String.join(", ", select) + " FROM " + batch.name() + ") TO " + literal(file.toString())
+        String sql = "COPY (SELECT " + String.join(", ", select) + " FROM " + batch.name() + ") TO " + SqlText.literal(file.toString())
                 + " (FORMAT parquet, FIELD_IDS {" + String.join(", ", ids) + "})";
         try (Statement statement = batch.connection().createStatement()) {
             statement.execute(sql);
@@ -296,14 +297,6 @@ public final class IcebergSink implements Sink {
         } catch (IOException e) {
             LOG.warn("cannot delete an uncommitted data file file={} error={}", file, e.toString());
         }
-    }
-
-    private static String quoted(String identifier) {
-        return '"' + identifier.replace("\"", "\"\"") + '"';
-    }
-
-    private static String literal(String text) {
-        return "'" + text.replace("'", "''") + "'";
     }
 
     @Override

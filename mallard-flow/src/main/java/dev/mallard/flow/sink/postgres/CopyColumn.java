@@ -2,6 +2,7 @@ package dev.mallard.flow.sink.postgres;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.mallard.core.sql.SqlText;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -36,7 +37,7 @@ record CopyColumn(String name, String duckDbType, String postgresType) {
 
     /** A DuckDB expression of type VARCHAR, NULL where the value is NULL. */
     String expression() {
-        String column = quoteDuckDb(name);
+        String column = SqlText.identifier(name);
         if (postgresType.equals("json") || postgresType.equals("jsonb")) {
             return duckDbType.equals("JSON") || duckDbType.equals("VARCHAR") ? column + "::VARCHAR" : "to_json(" + column + ")::VARCHAR";
         }
@@ -69,9 +70,5 @@ record CopyColumn(String name, String duckDbType, String postgresType) {
                         + ", '\\', '\\\\'), '\"', '\\\"') || '\"' END";
         return "CASE WHEN " + value + " IS NULL THEN NULL ELSE '{' || array_to_string(list_transform(" + value
                 + "::" + elementType + "[], lambda " + element + ": " + rendered + "), ',') || '}' END";
-    }
-
-    static String quoteDuckDb(String identifier) {
-        return '"' + identifier.replace("\"", "\"\"") + '"';
     }
 }

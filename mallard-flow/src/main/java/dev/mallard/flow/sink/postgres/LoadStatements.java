@@ -2,6 +2,7 @@ package dev.mallard.flow.sink.postgres;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.mallard.core.sql.SqlText;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -76,9 +77,9 @@ record LoadStatements(PostgresTable table, List<String> columns, PostgresSink.Mo
         if (values.isEmpty()) {
             return insert + lastPerKey + " ON CONFLICT (" + keys + ") DO NOTHING";
         }
-        String set = values.stream().map(PostgresTable::quote).map(c -> c + " = EXCLUDED." + c).collect(Collectors.joining(", "));
-        String stored = values.stream().map(c -> compared(TARGET + "." + PostgresTable.quote(c), textCompared.contains(c))).collect(Collectors.joining(", "));
-        String incoming = values.stream().map(c -> compared("EXCLUDED." + PostgresTable.quote(c), textCompared.contains(c))).collect(Collectors.joining(", "));
+        String set = values.stream().map(SqlText::identifier).map(c -> c + " = EXCLUDED." + c).collect(Collectors.joining(", "));
+        String stored = values.stream().map(c -> compared(TARGET + "." + SqlText.identifier(c), textCompared.contains(c))).collect(Collectors.joining(", "));
+        String incoming = values.stream().map(c -> compared("EXCLUDED." + SqlText.identifier(c), textCompared.contains(c))).collect(Collectors.joining(", "));
         return insert + lastPerKey + " ON CONFLICT (" + keys + ") DO UPDATE SET " + set
                 + " WHERE ROW(" + stored + ") IS DISTINCT FROM ROW(" + incoming + ")";
     }
@@ -88,6 +89,6 @@ record LoadStatements(PostgresTable table, List<String> columns, PostgresSink.Mo
     }
 
     private static String list(List<String> names) {
-        return names.stream().map(PostgresTable::quote).collect(Collectors.joining(", "));
+        return names.stream().map(SqlText::identifier).collect(Collectors.joining(", "));
     }
 }

@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import dev.mallard.core.sql.SqlText;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -71,11 +72,7 @@ public record PostgresTable(List<String> parts) {
 
     /** The name as SQL, every part quoted. */
     public String sql() {
-        return String.join(".", parts.stream().map(PostgresTable::quote).toList());
-    }
-
-    static String quote(String identifier) {
-        return '"' + identifier.replace("\"", "\"\"") + '"';
+        return SqlText.qualified(parts.toArray(String[]::new));
     }
 
     @Override

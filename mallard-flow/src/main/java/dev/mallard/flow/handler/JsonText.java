@@ -1,18 +1,8 @@
 package dev.mallard.flow.handler;
 
-/** Quoting for the SQL this package generates from user-supplied names. */
-final class SqlText {
-    private SqlText() {}
-
-    /** {@code my "col"} -> {@code "my ""col"""}: always quoted so that case, spaces and keywords survive. */
-    static String identifier(String name) {
-        return '"' + name.replace("\"", "\"\"") + '"';
-    }
-
-    /** A SQL string literal. */
-    static String literal(String text) {
-        return '\'' + text.replace("'", "''") + '\'';
-    }
+/** The JSON text this package writes into its SQL: pointers to a message's keys and JSON strings. */
+final class JsonText {
+    private JsonText() {}
 
     /**
      * The JSON pointer (RFC 6901) to a top-level key. A pointer rather than {@code $."key"} because DuckDB's
