@@ -9,12 +9,9 @@ import io.helidon.http.HttpPrologue;
 import io.helidon.webserver.ConnectionContext;
 import io.helidon.webserver.http1.Http1ConnectionListener;
 import java.io.IOException;
-import java.net.Socket;
-import java.net.SocketOption;
 import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
@@ -45,7 +42,7 @@ import org.slf4j.LoggerFactory;
  * connection, which ends the read the thread blocks in. A connection accepted is timed until its first request line
  * (the idle timeout), since Helidon's idle check does not see a connection that never sent a byte.
  */
-final class ListenerGuard implements SocketOptions, AutoCloseable {
+final class ListenerGuard extends ForwardingSocketOptions implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ListenerGuard.class);
     private static final int RETRY_AFTER_SECONDS = 1;
 
@@ -56,7 +53,6 @@ final class ListenerGuard implements SocketOptions, AutoCloseable {
         }
     }
 
-    private final SocketOptions options;
     private final Duration headerTimeout;
     private final Duration firstRequestTimeout;
     private final int maxConnections;
@@ -79,7 +75,7 @@ final class ListenerGuard implements SocketOptions, AutoCloseable {
      * @param plain whether the listener speaks plain HTTP (a refusal is then answered; over TLS it is only closed)
      */
     ListenerGuard(SocketOptions options, Duration headerTimeout, Duration firstRequestTimeout, int maxConnections, boolean plain) {
-        this.options = requireNonNull(options, "options is null");
+        super(options);
         this.headerTimeout = requireNonNull(headerTimeout, "headerTimeout is null");
         this.firstRequestTimeout = requireNonNull(firstRequestTimeout, "firstRequestTimeout is null");
         this.maxConnections = maxConnections;
@@ -101,7 +97,7 @@ final class ListenerGuard implements SocketOptions, AutoCloseable {
 
     @Override
     public void configureSocket(SocketChannel channel) {
-        options.configureSocket(channel);
+        super.configureSocket(channel);
         open.removeIf(known -> !known.isOpen());
         if (open.size() < maxConnections) {
             open.add(channel);
@@ -251,50 +247,5 @@ final class ListenerGuard implements SocketOptions, AutoCloseable {
         open.clear();
         overCap.clear();
         awaitingFirstRequest.clear();
-    }
-
-    @Override
-    public void configureSocket(Socket socket) {
-        options.configureSocket(socket);
-    }
-
-    @Override
-    public Map<SocketOption<?>, Object> socketOptions() {
-        return options.socketOptions();
-    }
-
-    @Override
-    public Duration connectTimeout() {
-        return options.connectTimeout();
-    }
-
-    @Override
-    public Duration readTimeout() {
-        return options.readTimeout();
-    }
-
-    @Override
-    public Optional<Integer> socketReceiveBufferSize() {
-        return options.socketReceiveBufferSize();
-    }
-
-    @Override
-    public Optional<Integer> socketSendBufferSize() {
-        return options.socketSendBufferSize();
-    }
-
-    @Override
-    public boolean socketReuseAddress() {
-        return options.socketReuseAddress();
-    }
-
-    @Override
-    public boolean socketKeepAlive() {
-        return options.socketKeepAlive();
-    }
-
-    @Override
-    public boolean tcpNoDelay() {
-        return options.tcpNoDelay();
     }
 }
