@@ -9,6 +9,9 @@ import java.util.Map;
  * its default. Generated from the schema, so it cannot drift from what {@code validate} accepts.
  */
 public final class ConfigExample {
+    /** A schema property marked {@code "x-mallard-example": false} is left out of the example. */
+    static final String OMIT_KEYWORD = "x-mallard-example";
+
     private final JsonNode root;
 
     public ConfigExample(ConfigSchema schema) {
@@ -34,7 +37,7 @@ public final class ConfigExample {
         boolean first = true;
         while (fields.hasNext()) {
             Map.Entry<String, JsonNode> field = fields.next();
-            if (field.getValue().path("deprecated").asBoolean(false) || !field.getValue().path("x-mallard-example").asBoolean(true)) {
+            if (field.getValue().path("deprecated").asBoolean(false) || !field.getValue().path(OMIT_KEYWORD).asBoolean(true)) {
                 // Refused keys (SQLFlow's udfs) are documented, not offered; nor is an alternative the schema marks
                 // "x-mallard-example": false (a table's polled window, which excludes the window beside it).
                 continue;

@@ -32,7 +32,21 @@ public final class ConfigSchema {
     private ConfigSchema(String name, JsonNode document) {
         this.name = requireNonNull(name, "name is null");
         this.document = requireNonNull(document, "document is null");
-        this.schema = SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_2020_12).getSchema(document);
+        this.schema = SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_2020_12).getSchema(withoutOwnKeywords(document));
+    }
+
+    /** Mallard's own keyword for the example ({@code x-mallard-example}) is the example's, not the validator's: removed from its copy. */
+    private static JsonNode withoutOwnKeywords(JsonNode document) {
+        JsonNode copy = document.deepCopy();
+        strip(copy);
+        return copy;
+    }
+
+    private static void strip(JsonNode node) {
+        if (node instanceof com.fasterxml.jackson.databind.node.ObjectNode object) {
+            object.remove(ConfigExample.OMIT_KEYWORD);
+        }
+        node.forEach(ConfigSchema::strip);
     }
 
     /** Loads a schema from the classpath next to {@code anchor}. */
