@@ -127,10 +127,14 @@ final class RunCommand implements Callable<Integer> {
         return ServerCommand.serve(settings.withHosted(settings.hosted().withPipelines(List.of(pipelineFile))));
     }
 
-    /** On SIGTERM/SIGINT: stop consuming, let the pipeline write and commit what it holds, exit 0 or 15. */
+    /**
+     * On SIGTERM/SIGINT: stop consuming, let the pipeline write and commit what it holds, exit 0 or 15. A signal that
+     * lands before the pipeline thread has started is a drain of nothing (exit 0), not the JVM's own 143. After the run
+     * finished, the main thread's exit stands.
+     */
     private void drain(PipelineRunner runner, Thread pipelineThread, AtomicBoolean finished, AtomicReference<RuntimeException> failure,
             OutputStream out, int deadlineSeconds) {
-        if (finished.get() || !pipelineThread.isAlive()) {
+        if (finished.get()) {
             return;
         }
         LOG.info("stop requested: draining deadline_seconds={}", deadlineSeconds);

@@ -93,17 +93,6 @@ class IcebergKillIT {
         }
     }
 
-    private static Process start(Path log, String... args) throws IOException {
-        ProcessBuilder builder = new ProcessBuilder(MallardJar.command(args)).redirectErrorStream(true).redirectOutput(log.toFile());
-        builder.environment().put("MALLARD_LOG_LEVEL", "DEBUG");
-        return builder.start();
-    }
-
-    private static void awaitProcessing(Process run, Path log) throws Exception {
-        dev.mallard.testkit.Await.until("a processed batch in " + log,
-                () -> !run.isAlive() || Files.exists(log) && Files.readString(log).contains("batch processed"));
-    }
-
     @Test
     void killedWithSigkillAtRandomMomentsAndRestartedTheIcebergTableHoldsEveryRecordExactlyOnce() throws Exception {
         int total = 30_000;
@@ -121,6 +110,7 @@ class IcebergKillIT {
                     kafka:
                       brokers: [%s]
                       group_id: %s
+                      group_instance_id: iceberg-kill
                       auto_offset_reset: earliest
                       topics: [%s]
                   handler:
@@ -139,12 +129,11 @@ class IcebergKillIT {
         Random random = new Random(22);
         int kills = 0;
         int killsMidStream = 0;
-        // Each restart waits out Kafka's session timeout (45 s) for the killed member to leave the group (positions are
-        // kept per group, so a restart must join the same one): four kills keep the test near three minutes.
-        while (kills < 4) {
+        // A static member (group_instance_id) takes its partitions back at once after a kill, as a restarted worker would.
+        while (kills < 6) {
             Path log = dir.resolve("kill-" + kills + ".log");
-            Process run = start(log, "run", config.toString());
-            awaitProcessing(run, log);
+            Process run = MallardJar.start(log, "run", config.toString());
+            MallardJar.awaitProcessing(run, log);
             Thread.sleep(random.nextInt(1500));
             if (!run.isAlive()) {
                 break;
@@ -165,7 +154,7 @@ class IcebergKillIT {
         long remaining = total - committedRecords();
         if (remaining > 0) {
             Path lastLog = dir.resolve("last.log");
-            Process last = start(lastLog, "run", config.toString(), "--max-msgs", Long.toString(remaining));
+            Process last = MallardJar.start(lastLog, "run", config.toString(), "--max-msgs", Long.toString(remaining));
             assertThat(last.waitFor(180, TimeUnit.SECONDS)).isTrue();
             assertThat(last.exitValue()).as(Files.readString(lastLog)).isZero();
         }

@@ -1,5 +1,8 @@
 package dev.mallard.cli;
 
+import dev.mallard.testkit.Await;
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -26,5 +29,22 @@ final class MallardJar {
         command.addAll(List.of("-jar", JAR.toString()));
         command.addAll(List.of(args));
         return command;
+    }
+
+    /** Starts the jar with {@code args}, its output and DEBUG log (which has a line per batch) written to {@code log}. */
+    static Process start(Path log, String... args) throws IOException {
+        ProcessBuilder builder = new ProcessBuilder(command(args)).redirectErrorStream(true).redirectOutput(log.toFile());
+        builder.environment().put("MALLARD_LOG_LEVEL", "DEBUG");
+        return builder.start();
+    }
+
+    /** Waits, bounded, until the child's log holds {@code line}, or the child has ended. */
+    static void awaitLog(Process run, Path log, String line) throws Exception {
+        Await.until("'" + line + "' in " + log, () -> !run.isAlive() || Files.exists(log) && Files.readString(log).contains(line));
+    }
+
+    /** Waits, bounded, until the child has logged that it processed a batch, or has ended. */
+    static void awaitProcessing(Process run, Path log) throws Exception {
+        awaitLog(run, log, "batch processed");
     }
 }

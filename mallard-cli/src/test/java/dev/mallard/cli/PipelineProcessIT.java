@@ -86,24 +86,7 @@ class PipelineProcessIT {
     }
 
     private Process start(String... args) throws IOException {
-        return start(dir.resolve("run-" + UUID.randomUUID() + ".log"), args);
-    }
-
-    private static Process start(Path log, String... args) throws IOException {
-        ProcessBuilder builder = new ProcessBuilder(MallardJar.command(args)).redirectErrorStream(true).redirectOutput(log.toFile());
-        // Batch lines at DEBUG tell the test that the pipeline is processing.
-        builder.environment().put("MALLARD_LOG_LEVEL", "DEBUG");
-        return builder.start();
-    }
-
-    /** Waits until the child has logged that it processed a batch, or has ended; fails after a minute of neither. */
-    private static void awaitProcessing(Process run, Path log) throws Exception {
-        awaitLog(run, log, "batch processed");
-    }
-
-    /** Waits until the child's log holds {@code line}, or the child has ended. */
-    private static void awaitLog(Process run, Path log, String line) throws Exception {
-        Await.until("'" + line + "' in " + log, () -> !run.isAlive() || Files.exists(log) && Files.readString(log).contains(line));
+        return MallardJar.start(dir.resolve("run-" + UUID.randomUUID() + ".log"), args);
     }
 
     /** totals per city and the sum of stored next offsets, read while no pipeline holds the file. */
@@ -148,8 +131,8 @@ class PipelineProcessIT {
         long previous = 0;
         while (kills < 5) {
             Path log = dir.resolve("kill-" + kills + ".log");
-            Process run = start(log, "run", config.toString());
-            awaitProcessing(run, log);
+            Process run = MallardJar.start(log, "run", config.toString());
+            MallardJar.awaitProcessing(run, log);
             // Somewhere in the middle of a batch: loading, handling, committing.
             Thread.sleep(random.nextInt(600));
             if (!run.isAlive()) {
@@ -186,9 +169,9 @@ class PipelineProcessIT {
         Path state = dir.resolve("drain.duckdb");
         Path stats = dir.resolve("stats.json");
         Path log = dir.resolve("drain.log");
-        Process run = start(log, "run", statefulConfig(topic, state, 1_000).toString(), "--stats-json", stats.toString());
+        Process run = MallardJar.start(log, "run", statefulConfig(topic, state, 1_000).toString(), "--stats-json", stats.toString());
         // 30 batches of 1,000: a SIGTERM after the first lands while later ones are read.
-        awaitProcessing(run, log);
+        MallardJar.awaitProcessing(run, log);
         assertThat(run.isAlive()).as(Files.readString(log)).isTrue();
         run.destroy();
         assertThat(run.waitFor(30, TimeUnit.SECONDS)).isTrue();
@@ -205,10 +188,10 @@ class PipelineProcessIT {
         Path state = dir.resolve("locked.duckdb");
         Path config = statefulConfig(topic, state, 100);
         Path firstLog = dir.resolve("first.log");
-        Process first = start(firstLog, "run", config.toString());
+        Process first = MallardJar.start(firstLog, "run", config.toString());
         try {
             // The state file is open and locked before the pipeline says it started.
-            awaitLog(first, firstLog, "pipeline started");
+            MallardJar.awaitLog(first, firstLog, "pipeline started");
             assertThat(first.isAlive()).as(Files.readString(firstLog)).isTrue();
             Path log = dir.resolve("second.log");
             Process second = new ProcessBuilder(MallardJar.command("run", config.toString())).redirectErrorStream(true).redirectOutput(log.toFile()).start();
@@ -248,7 +231,7 @@ class PipelineProcessIT {
                 """.formatted(kafka.bootstrapServers(), "g-" + UUID.randomUUID(), topic));
         Path stats = dir.resolve("fails-stats.json");
         Path log = dir.resolve("fails.log");
-        Process run = start(log, "run", config.toString(), "--stats-json", stats.toString());
+        Process run = MallardJar.start(log, "run", config.toString(), "--stats-json", stats.toString());
         assertThat(run.waitFor(120, TimeUnit.SECONDS)).isTrue();
         assertThat(run.exitValue()).as(Files.readString(log)).isEqualTo(10);
         assertThat(Files.readString(log)).contains("user.handler.parse_failed");
@@ -280,7 +263,7 @@ class PipelineProcessIT {
                         CREATE OR REPLACE TEMP TABLE slow AS SELECT sum(a.range * b.range) AS s FROM range(1000000) a, range(1000000) b
                 """.formatted(kafka.bootstrapServers(), "g-" + UUID.randomUUID(), topic, sinkStarted));
         Path log = dir.resolve("slow.log");
-        Process run = start(log, "run", config.toString());
+        Process run = MallardJar.start(log, "run", config.toString());
         Await.until("the sink to start (" + sinkStarted + ")", () -> !run.isAlive() || Files.exists(sinkStarted));
         assertThat(run.isAlive()).as(Files.readString(log)).isTrue();
         run.destroy();

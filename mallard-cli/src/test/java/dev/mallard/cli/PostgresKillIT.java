@@ -93,18 +93,6 @@ class PostgresKillIT {
         }
     }
 
-    /** Waits until the child has logged that it processed a batch, or has ended; fails after a minute of neither. */
-    private static void awaitProcessing(Process run, Path log) throws Exception {
-        dev.mallard.testkit.Await.until("a processed batch in " + log,
-                () -> !run.isAlive() || Files.exists(log) && Files.readString(log).contains("batch processed"));
-    }
-
-    private static Process start(Path log, String... args) throws Exception {
-        ProcessBuilder builder = new ProcessBuilder(MallardJar.command(args)).redirectErrorStream(true).redirectOutput(log.toFile());
-        builder.environment().put("MALLARD_LOG_LEVEL", "DEBUG");
-        return builder.start();
-    }
-
     @Test
     void killedWithSigkillMidStreamAndRestartedTheUpsertTableEqualsAGroupByOfEverythingPublished() throws Exception {
         requirePostgres();
@@ -157,8 +145,8 @@ class PostgresKillIT {
         int killsMidStream = 0;
         while (kills < 5) {
             Path log = dir.resolve("kill-" + kills + ".log");
-            Process run = start(log, "run", config.toString());
-            awaitProcessing(run, log);
+            Process run = MallardJar.start(log, "run", config.toString());
+            MallardJar.awaitProcessing(run, log);
             Thread.sleep(random.nextInt(600));
             if (!run.isAlive()) {
                 break;
@@ -178,7 +166,7 @@ class PostgresKillIT {
         assertThat(killsMidStream).as("kills that landed mid-stream").isGreaterThanOrEqualTo(2);
         long remaining = total - stateOffsets(state);
         if (remaining > 0) {
-            Process last = start(dir.resolve("last.log"), "run", config.toString(), "--max-msgs", Long.toString(remaining));
+            Process last = MallardJar.start(dir.resolve("last.log"), "run", config.toString(), "--max-msgs", Long.toString(remaining));
             assertThat(last.waitFor(120, TimeUnit.SECONDS)).isTrue();
             assertThat(last.exitValue()).as(Files.readString(dir.resolve("last.log"))).isZero();
         }

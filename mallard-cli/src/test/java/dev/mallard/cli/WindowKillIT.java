@@ -76,12 +76,6 @@ class WindowKillIT {
         return reference;
     }
 
-    private static Process start(Path log, String... args) throws IOException {
-        ProcessBuilder builder = new ProcessBuilder(MallardJar.command(args)).redirectErrorStream(true).redirectOutput(log.toFile());
-        builder.environment().put("MALLARD_LOG_LEVEL", "DEBUG");
-        return builder.start();
-    }
-
     /** Every record of the output topic so far, as key and value, in the order of each partition. */
     private static List<Map.Entry<String, String>> output(String topic) {
         Properties properties = new Properties();
@@ -181,7 +175,7 @@ class WindowKillIT {
         long publishedBefore = 0;
         while (kills < 5) {
             Path log = dir.resolve("kill-" + kills + ".log");
-            Process run = start(log, "run", config.toString());
+            Process run = MallardJar.start(log, "run", config.toString());
             long before = publishedBefore;
             // Each kill lands after this run has published more buckets: mid-stream, while buckets close.
             Await.until("more buckets published by " + log, Duration.ofMinutes(2), () -> !run.isAlive() || outputCount(out) > before);
@@ -204,8 +198,10 @@ class WindowKillIT {
         assertThat(kills).as("the pipeline was killed").isGreaterThanOrEqualTo(3);
         assertThat(killsMidStream).as("kills that landed while buckets were being published").isGreaterThanOrEqualTo(2);
         Path lastLog = dir.resolve("last.log");
-        Process last = start(lastLog, "run", config.toString());
+        Process last = MallardJar.start(lastLog, "run", config.toString());
         try {
+            // The kills may already have published every bucket: the stop below must still find a running pipeline.
+            MallardJar.awaitLog(last, lastLog, "pipeline started");
             // Every partition goes idle at the end of the topic, which closes every bucket.
             Await.until("every bucket published", Duration.ofMinutes(3),
                     () -> !last.isAlive() || published(out).keySet().containsAll(reference.keySet()));

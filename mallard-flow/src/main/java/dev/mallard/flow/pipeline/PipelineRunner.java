@@ -168,10 +168,14 @@ public final class PipelineRunner implements AutoCloseable {
 
     /**
      * A pipeline with a state file is one member that restarts: static membership lets the restarted process
-     * take its partitions back at once. The id follows the host and the state file, so each worker of a
+     * take its partitions back at once. {@code group_instance_id} names the member explicitly. The id follows the host and the state file, so each worker of a
      * scaled-out group (each with its own file) is its own member.
      */
     static Optional<String> staticMember(PipelineConfig config) {
+        String given = config.pipeline().source().settings().path("group_instance_id").asText("");
+        if (!given.isEmpty()) {
+            return Optional.of(given);
+        }
         return config.pipeline().statePath().map(path -> {
             String host;
             try {
