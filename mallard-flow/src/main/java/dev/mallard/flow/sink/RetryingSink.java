@@ -5,16 +5,19 @@ import static java.util.Objects.requireNonNull;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import dev.mallard.core.retry.Backoff;
 import dev.mallard.flow.source.Source.Partition;
 import dev.mallard.flow.state.PipelineIdentity;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Retries a sink that could not reach its service ({@code system.sink.unreachable}) along the config's
- * {@code sink.retry} ladder: exponential backoff from {@code initial_backoff_ms} to {@code max_backoff_ms},
+ * {@code sink.retry} ladder: exponential backoff from {@code initial_backoff_ms} to {@code max_backoff_ms} with jitter
+ * (each wait between half and all of its step, {@link Backoff}),
  * at most {@code max_attempts} tries within {@code deadline_seconds}. A user fault or a refused write is not
  * retried: trying again would fail the same way. Each try writes the whole batch again (the result table
  * outlives the attempt) and flushes it.
@@ -27,6 +30,17 @@ public final class RetryingSink implements Sink {
      * it: four attempts with the default backoffs gave up after 0.7 s of an outage, not the documented 10 s.
      */
     public record Ladder(int maxAttempts, Duration initialBackoff, Duration maxBackoff, Duration deadline) {
+        public Ladder {
+            if (maxBackoff.compareTo(initialBackoff) < 0) {
+                throw new MallardException(ErrorCode.USER_CONFIG_INVALID, "sink.retry.max_backoff_ms (" + maxBackoff.toMillis()
+                        + ") is below initial_backoff_ms (" + initialBackoff.toMillis() + "); raise max_backoff_ms or lower initial_backoff_ms");
+            }
+        }
+
+        Backoff backoff() {
+            return new Backoff(initialBackoff, maxBackoff);
+        }
+
         public static Ladder of(JsonNode retry) {
             return new Ladder(retry.path("max_attempts").asInt(Integer.MAX_VALUE), Duration.ofMillis(retry.path("initial_backoff_ms").asLong(100)),
                     Duration.ofMillis(retry.path("max_backoff_ms").asLong(2000)), Duration.ofSeconds(retry.path("deadline_seconds").asLong(10)));
@@ -64,7 +78,7 @@ public final class RetryingSink implements Sink {
         ResultTable batch = pending;
         pending = null;
         long deadline = System.nanoTime() + ladder.deadline().toNanos();
-        Duration backoff = ladder.initialBackoff();
+        Backoff backoffs = ladder.backoff();
         for (int attempt = 1; ; attempt++) {
             try {
                 sink.write(batch);
@@ -77,6 +91,7 @@ public final class RetryingSink implements Sink {
             } catch (MallardException e) {
                 retrying = e.errorCode() == ErrorCode.SYSTEM_SINK_UNREACHABLE;
                 boolean retriable = e.errorCode() == ErrorCode.SYSTEM_SINK_UNREACHABLE;
+                Duration backoff = backoffs.delay(attempt, ThreadLocalRandom.current());
                 boolean timeLeft = System.nanoTime() + backoff.toNanos() < deadline;
                 if (!retriable || attempt >= ladder.maxAttempts() || !timeLeft) {
                     if (retriable) {
@@ -88,7 +103,6 @@ public final class RetryingSink implements Sink {
                 LOG.warn("sink unreachable, retrying attempt={} backoff_ms={} error={}", attempt, backoff.toMillis(), e.getMessage());
                 listener.retried();
                 sleep(backoff);
-                backoff = backoff.multipliedBy(2).compareTo(ladder.maxBackoff()) > 0 ? ladder.maxBackoff() : backoff.multipliedBy(2);
             }
         }
     }

@@ -80,4 +80,12 @@ class RetryingSinkTest {
             assertThat(flaky.calls).containsExactly("write t", "flush");
         }
     }
+
+    @Test
+    void aLadderWhoseMaxBackoffIsBelowItsInitialBackoffIsAConfigErrorNamingBothKeys() {
+        assertThatThrownBy(() -> new RetryingSink.Ladder(3, Duration.ofMillis(500), Duration.ofMillis(100), Duration.ofSeconds(10)))
+                .isInstanceOf(MallardException.class)
+                .satisfies(e -> assertThat(((MallardException) e).errorCode()).isEqualTo(ErrorCode.USER_CONFIG_INVALID))
+                .hasMessageContaining("max_backoff_ms").hasMessageContaining("initial_backoff_ms");
+    }
 }

@@ -310,7 +310,7 @@ class PostgresSinkIT {
 
     @Test
     void theDefaultLadderRidesOutAnOutageThatEndsWithinItsTenSecondDeadline() throws Exception {
-        // Eight refused connections: the default backoffs before the ninth attempt add up to about 7 s, inside the
+        // Eight refused connections: the default backoffs before the ninth attempt add up to 3.5-7 s (jittered), inside the
         // documented 10 s deadline (the old default of 4 attempts gave up after about 0.7 s).
         String table = PostgresTestDatabase.uniqueTable("outage");
         postgres.execute("CREATE TABLE " + table + " (n int)");

@@ -3,6 +3,7 @@ package dev.mallard.flow.source.websocket;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.mallard.core.metrics.MetricsRegistry;
+import dev.mallard.core.retry.Backoff;
 import dev.mallard.flow.source.Message;
 import io.helidon.webserver.WebServer;
 import io.helidon.webserver.websocket.WsRouting;

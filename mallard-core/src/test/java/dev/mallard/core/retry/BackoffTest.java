@@ -1,4 +1,4 @@
-package dev.mallard.flow.source.websocket;
+package dev.mallard.core.retry;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -31,5 +31,12 @@ class BackoffTest {
         Random random = new Random(3);
         long distinct = java.util.stream.IntStream.range(0, 50).mapToLong(i -> backoff.delay(4, random).toMillis()).distinct().count();
         assertThat(distinct).isGreaterThan(10);
+    }
+
+    @Test
+    void aZeroInitialWaitRetriesAtOnceAndAMaxBelowTheInitialIsRefused() {
+        assertThat(new Backoff(Duration.ZERO, Duration.ZERO).delay(3, new Random(1))).isZero();
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new Backoff(Duration.ofSeconds(2), Duration.ofSeconds(1)))
+                .isInstanceOf(IllegalArgumentException.class);
     }
 }
