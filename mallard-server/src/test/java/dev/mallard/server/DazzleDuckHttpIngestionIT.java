@@ -101,6 +101,54 @@ class DazzleDuckHttpIngestionIT {
     }
 
     @Test
+    void aBatchAskedInArrowFormatLandsItsElevenRowsAsArrowIpcFilesInTheQueuesDirectory() throws Exception {
+        Files.createDirectories(ingestion.resolve("abc.arrow"));
+        HttpResponse<String> response = ingest("abc.arrow", arrowOf("select * from generate_series(10)"), "x-dd-format", "arrow");
+        assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+        List<Long> values = new ArrayList<>();
+        try (java.nio.file.DirectoryStream<Path> files = Files.newDirectoryStream(ingestion.resolve("abc.arrow"), "*.arrow");
+                org.apache.arrow.memory.RootAllocator allocator = new org.apache.arrow.memory.RootAllocator()) {
+            for (Path file : files) {
+                try (org.apache.arrow.vector.ipc.ArrowStreamReader reader = new org.apache.arrow.vector.ipc.ArrowStreamReader(Files.newInputStream(file),
+                        allocator)) {
+                    while (reader.loadNextBatch()) {
+                        org.apache.arrow.vector.BigIntVector column = (org.apache.arrow.vector.BigIntVector) reader.getVectorSchemaRoot().getVector("generate_series");
+                        for (int i = 0; i < column.getValueCount(); i++) {
+                            values.add(column.get(i));
+                        }
+                    }
+                }
+            }
+        }
+        assertThat(values).containsExactlyInAnyOrder(0L, 1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L, 9L, 10L);
+    }
+
+    @Test
+    void aPartitionedBatchInArrowFormatKeepsItsHiveDirectories() throws Exception {
+        Files.createDirectories(ingestion.resolve("arrow_parts"));
+        HttpResponse<String> response = ingest("arrow_parts", arrowOf("select generate_series, generate_series % 2 AS a from generate_series(10)"),
+                "x-dd-format", "ARROW", "x-dd-partition", "a", "x-dd-sort-order", URLEncoder.encode("generate_series desc", StandardCharsets.UTF_8));
+        assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+        List<Long> odd = new ArrayList<>();
+        try (java.nio.file.DirectoryStream<Path> files = Files.newDirectoryStream(ingestion.resolve("arrow_parts/a=1"), "*.arrow");
+                org.apache.arrow.memory.RootAllocator allocator = new org.apache.arrow.memory.RootAllocator()) {
+            for (Path file : files) {
+                try (org.apache.arrow.vector.ipc.ArrowStreamReader reader = new org.apache.arrow.vector.ipc.ArrowStreamReader(Files.newInputStream(file),
+                        allocator)) {
+                    while (reader.loadNextBatch()) {
+                        org.apache.arrow.vector.BigIntVector column = (org.apache.arrow.vector.BigIntVector) reader.getVectorSchemaRoot().getVector("generate_series");
+                        for (int i = 0; i < column.getValueCount(); i++) {
+                            odd.add(column.get(i));
+                        }
+                    }
+                }
+            }
+        }
+        assertThat(odd).containsExactly(9L, 7L, 5L, 3L, 1L);
+        assertThat(ingestion.resolve("arrow_parts/a=0")).isDirectory();
+    }
+
+    @Test
     void aPartitionAndASortOrderLayOutTheRowsByPartitionEachSortedDescending() throws Exception {
         Files.createDirectories(ingestion.resolve("table_single"));
         HttpResponse<String> response = ingest("table_single", arrowOf("select generate_series, generate_series a from generate_series(10)"),

@@ -701,8 +701,8 @@ public final class Ingestion implements AutoCloseable {
 
         IngestionWriter.Shape shape(IngestionConfig.Queue queue) {
             String fileFormat = format.map(value -> value.trim().toLowerCase(Locale.ROOT)).orElse(queue.format());
-            if (!List.of("parquet", "csv", "json").contains(fileFormat)) {
-                throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, FORMAT + " " + fileFormat + " is not one of parquet, csv, json");
+            if (!List.of("parquet", "csv", "json", WarehouseWriter.ARROW_FORMAT).contains(fileFormat)) {
+                throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, FORMAT + " " + fileFormat + " is not one of parquet, csv, json, arrow");
             }
             return new IngestionWriter.Shape(partition.map(IngestionConfig::split).orElse(queue.partition()),
                     sortOrder.map(IngestionConfig::split).orElse(queue.sortOrder()), fileFormat);

@@ -2,6 +2,7 @@ package dev.mallard.server.ingest;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.mallard.core.arrow.ArrowExport;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
 import dev.mallard.core.sql.SqlText;
@@ -26,7 +27,9 @@ import java.util.stream.Stream;
 import org.apache.arrow.c.ArrowArrayStream;
 import org.apache.arrow.c.Data;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.ipc.ArrowReader;
 import org.apache.arrow.vector.ipc.ArrowStreamReader;
+import org.apache.arrow.vector.ipc.ArrowStreamWriter;
 import org.duckdb.DuckDBConnection;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -47,6 +50,10 @@ final class WarehouseWriter implements IngestionWriter {
     private final Path staging;
     private final CommitLog log;
     private final DuckDBConnection connection;
+    /** DazzleDuck's {@code x-dd-format: arrow}: files of Arrow IPC streams. */
+    static final String ARROW_FORMAT = "arrow";
+    private static final int ARROW_BATCH_ROWS = 10_000;
+
     private final BufferAllocator allocator;
     private final Clock clock;
     private final List<String> files = new ArrayList<>();
@@ -168,14 +175,16 @@ final class WarehouseWriter implements IngestionWriter {
             if (!shape.sortOrder().isEmpty()) {
                 query = "SELECT * FROM (" + query + ") ORDER BY " + shape.sortOrder().stream().map(WarehouseWriter::sortKey).collect(Collectors.joining(", "));
             }
-            String extension = shape.format().equals("parquet") ? "parquet" : shape.format();
+            String extension = shape.format();
+            boolean arrow = shape.format().equals(ARROW_FORMAT);
+            String copyFormat = arrow ? "parquet" : shape.format();
             StringBuilder copy = new StringBuilder("COPY (").append(query).append(") TO ");
-            StringBuilder options = new StringBuilder("FORMAT ").append(shape.format());
+            StringBuilder options = new StringBuilder("FORMAT ").append(copyFormat);
             if (shape.format().equals("csv")) {
                 options.append(", HEADER true");
             }
             if (shape.partition().isEmpty()) {
-                copy.append(SqlText.literal(raw.resolve("data." + extension).toString()));
+                copy.append(SqlText.literal(raw.resolve("data." + copyFormat).toString()));
             } else {
                 copy.append(SqlText.literal(raw.resolve("p").toString()));
                 options.append(", PARTITION_BY (").append(shape.partition().stream().map(SqlText::identifier).collect(Collectors.joining(", ")))
@@ -185,6 +194,9 @@ final class WarehouseWriter implements IngestionWriter {
             long rowsWritten;
             try (Statement statement = connection.createStatement()) {
                 rowsWritten = statement.executeLargeUpdate(copy.toString());
+            }
+            if (arrow) {
+                rewriteAsArrow(raw);
             }
             long[] rows = new long[batches.size()];
             if (direct) {
@@ -272,6 +284,34 @@ final class WarehouseWriter implements IngestionWriter {
                     LOG.debug("closing an ingested stream failed error={}", e.toString());
                 }
             }
+        }
+    }
+
+    /**
+     * DuckDB has no Arrow file writer (DazzleDuck's {@code arrow} format needs a community extension): a flush in that
+     * format is written as Parquet by DuckDB, partitioned and sorted as any other, then each file is rewritten beside
+     * itself as an Arrow IPC stream, the form {@code /v1/ingest} takes and {@code /v1/query} answers.
+     */
+    private void rewriteAsArrow(Path raw) throws IOException, SQLException {
+        List<Path> written;
+        try (Stream<Path> walk = Files.walk(raw)) {
+            written = walk.filter(Files::isRegularFile).sorted().toList();
+        }
+        for (Path parquet : written) {
+            String name = parquet.getFileName().toString();
+            Path arrowFile = parquet.resolveSibling(name.substring(0, name.length() - ".parquet".length()) + "." + ARROW_FORMAT);
+            try (Statement statement = connection.createStatement();
+                    ResultSet rs = statement.executeQuery("SELECT * FROM read_parquet(" + SqlText.literal(parquet.toString()) + ", hive_partitioning = false)");
+                    ArrowReader reader = ArrowExport.export(rs, allocator, ARROW_BATCH_ROWS);
+                    java.io.OutputStream out = new java.io.BufferedOutputStream(Files.newOutputStream(arrowFile), 1 << 16);
+                    ArrowStreamWriter writer = new ArrowStreamWriter(reader.getVectorSchemaRoot(), null, java.nio.channels.Channels.newChannel(out))) {
+                writer.start();
+                while (reader.loadNextBatch()) {
+                    writer.writeBatch();
+                }
+                writer.end();
+            }
+            Files.delete(parquet);
         }
     }
 

@@ -57,6 +57,16 @@ final class RowFilterRewriter {
     private static final Set<String> FILE_READERS = Set.of("read_parquet", "parquet_scan", "read_csv", "read_csv_auto", "read_json",
             "read_json_auto", "read_ndjson", "read_ndjson_auto", "read_json_objects", "read_ndjson_objects", "read_text", "read_blob");
 
+    /**
+     * The named parameters of a file reader RESTRICTED admits: each only says how the files named by the (checked)
+     * path are read. Anything else (a rejects table that is written, an encryption key, ...) is refused: fail closed.
+     */
+    private static final Set<String> FORMAT_OPTIONS = Set.of("hive_partitioning", "hive_types", "hive_types_autocast", "union_by_name", "filename",
+            "file_row_number", "binary_as_string", "header", "delim", "sep", "quote", "escape", "new_line", "columns", "types", "dtypes", "names",
+            "column_names", "auto_detect", "sample_size", "all_varchar", "dateformat", "timestampformat", "nullstr", "skip", "compression",
+            "normalize_names", "null_padding", "allow_quoted_nulls", "comment", "decimal_separator", "format", "records", "maximum_depth",
+            "maximum_object_size");
+
     private final Mode mode;
     private final RlsClaims claims;
     private final CatalogCache catalogCache;
@@ -339,7 +349,12 @@ final class RowFilterRewriter {
                 throw CatalogSnapshot.noAccess(written);
             }
             for (JsonNode argument : function.path("arguments")) {
-                constantsOnly(argument.path("expression"), written);
+                Optional<String> option = optionName(argument.path("expression"));
+                if (option.isPresent()) {
+                    formatOption(option.get(), argument.path("expression").path("right"), name, written);
+                } else {
+                    constantsOnly(argument.path("expression"), written);
+                }
             }
             AccessGrant grant = claims.grants().stream().filter(candidate -> admits(candidate, name, function)).findFirst()
                     .orElseThrow(() -> CatalogSnapshot.noAccess(written));
@@ -416,6 +431,39 @@ final class RowFilterRewriter {
                 return Optional.of(expression.path("literal").path("text").asText());
             }
             return Optional.empty();
+        }
+
+        /** A named parameter of a table function, {@code name = value} in DuckDB's parse tree: its name. */
+        private Optional<String> optionName(JsonNode expression) {
+            JsonNode left = expression.path("left");
+            if (expression.path("class").asText().equals("COMPARISON") && expression.path("type").asText().equals("COMPARE_EQUAL")
+                    && left.path("class").asText().equals("COLUMN_REF") && left.path("column_names").size() == 1) {
+                return Optional.of(left.path("column_names").get(0).asText().toLowerCase(Locale.ROOT));
+            }
+            return Optional.empty();
+        }
+
+        /**
+         * A file reader's named parameter: admitted when it only says how the granted files are read (one of
+         * {@link #FORMAT_OPTIONS}) and its value is built of constants; a struct's member may be a type name
+         * ({@code hive_types = {'dt': DATE}}), which DuckDB reads as the type, never as a column.
+         */
+        private void formatOption(String option, JsonNode value, String function, String written) {
+            if (!FILE_READERS.contains(function.toLowerCase(Locale.ROOT)) || !FORMAT_OPTIONS.contains(option)) {
+                throw new MallardException(ErrorCode.USER_ACCESS_DENIED, "No access to " + written + ": under RESTRICTED a file reader takes only"
+                        + " the named parameters that say how its files are read, not " + option);
+            }
+            if (value.path("class").asText().equals("FUNCTION") && value.path("function_name").asText().equals("struct_pack")
+                    && value.path("schema").asText("").isEmpty()) {
+                for (JsonNode member : value.path("arguments")) {
+                    JsonNode memberValue = member.path("expression");
+                    if (!(memberValue.path("class").asText().equals("COLUMN_REF") && memberValue.path("column_names").size() == 1)) {
+                        constantsOnly(memberValue, written);
+                    }
+                }
+                return;
+            }
+            constantsOnly(value, written);
         }
 
         private void constantsOnly(JsonNode expression, String written) {

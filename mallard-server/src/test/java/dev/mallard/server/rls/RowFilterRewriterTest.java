@@ -159,6 +159,25 @@ class RowFilterRewriterTest {
     }
 
     @Test
+    void restrictedAdmitsAFileReadersFormatOptionsOfConstantsAsDazzleDucksHiveQueryWritesThem() throws Exception {
+        java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("rls");
+        run("COPY (SELECT 'k1' AS key, 1 AS n UNION ALL SELECT 'k2', 2) TO '" + dir + "' (FORMAT parquet, PARTITION_BY (key))");
+        RowLevelSecurity rls = restricted("[[\"path\",\"" + dir + "/\",\"*\",\"key <> 'k1'\"]]");
+        String files = "'" + dir + "/*/*.parquet'";
+        assertThat(strings(rls, "SELECT key FROM read_parquet(" + files + ", hive_partitioning = true, hive_types = {'key': VARCHAR})"))
+                .containsExactly("k2");
+        assertThat(strings(rls, "SELECT CAST(count(*) AS VARCHAR) FROM read_parquet([" + files + "], union_by_name = true, filename = false)"))
+                .containsExactly("1");
+        assertRefused(rls, "SELECT * FROM read_parquet(" + files + ", hive_partitioning = (SELECT true FROM secrets LIMIT 1))",
+                ErrorCode.USER_ACCESS_DENIED, "must be constants");
+        assertRefused(rls, "SELECT * FROM read_parquet(" + files + ", hive_types = {'key': lower('VARCHAR')})", ErrorCode.USER_ACCESS_DENIED,
+                "must be constants");
+        assertRefused(rls, "SELECT * FROM read_parquet(" + files + ", encryption_config = {footer_key: 'k'})", ErrorCode.USER_ACCESS_DENIED,
+                "encryption_config");
+        assertRefused(rls, "SELECT * FROM read_parquet(" + files + ", hive_partitioning = key)", ErrorCode.USER_ACCESS_DENIED, "must be constants");
+    }
+
+    @Test
     void restrictReadOnlyRefusesTableFunctionsMultipleStatementsWritesAndUnknownNodes() throws SQLException {
         RowLevelSecurity rls = rro(ABC);
         assertRefused(rls, "SELECT * FROM duckdb_tables()", ErrorCode.USER_ACCESS_DENIED, "No access to duckdb_tables()");
