@@ -87,6 +87,8 @@ class CommandLineTest {
         assertThat(result.out()).isEmpty();
         assertThat(result.err()).startsWith("error: user.cli.argument_invalid: unknown command 'rollup' for 'mallard'")
                 .contains("The commands are: demo, run, server");
+        assertThat(result.err()).as("without a suggestion the message is still two sentences")
+                .contains("unknown command 'rollup' for 'mallard'. The commands are:");
     }
 
     @Test
@@ -133,14 +135,33 @@ class CommandLineTest {
     @Test
     void dashCMeansTheConfigFileInEveryCommandThatReadsOne() {
         Path missing = dir.resolve("missing.yml");
-        for (List<String> command : List.of(List.of("run"), List.of("tail"), List.of("validate"), List.of("config", "validate"))) {
+        Path fixture = dir.resolve("fixture.jsonl");
+        for (List<String> command : List.of(List.of("run"), List.of("tail"), List.of("validate"), List.of("config", "validate"),
+                List.of("serve"), List.of("dev", "invoke"))) {
             List<String> args = new ArrayList<>(command);
             args.addAll(List.of("-c", missing.toString()));
+            if (command.equals(List.of("dev", "invoke"))) {
+                args.add(fixture.toString());
+            }
             Result result = mallard(args.toArray(String[]::new));
             assertThat(result.exit()).as(args + ": " + result.err()).isEqualTo(10);
             assertThat(result.err()).as(args.toString()).contains("missing.yml");
         }
         assertThat(mallard("server", "--help").out()).contains("-c, --config");
+    }
+
+    @Test
+    void devInvokeTakesItsConfigAndFixturePositionallyOrTheConfigWithDashC() {
+        Path missing = dir.resolve("missing.yml");
+        Path fixture = dir.resolve("fixture.jsonl");
+        Result positional = mallard("dev", "invoke", missing.toString(), fixture.toString());
+        assertThat(positional.exit()).as(positional.err()).isEqualTo(10);
+        assertThat(positional.err()).contains("missing.yml");
+        Result noFixture = mallard("dev", "invoke", "-c", missing.toString());
+        assertThat(noFixture.exit()).isEqualTo(2);
+        assertThat(noFixture.err()).contains("mallard dev invoke <config> <fixture.jsonl>");
+        Result twoConfigs = mallard("dev", "invoke", "-c", missing.toString(), dir.resolve("other.yml").toString(), fixture.toString());
+        assertThat(twoConfigs.exit()).isEqualTo(2);
     }
 
     @Test
