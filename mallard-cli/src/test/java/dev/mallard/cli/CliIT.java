@@ -51,6 +51,14 @@ class CliIT {
     }
 
     @Test
+    void devInvokeTakesItsConfigWithDashCAsWellAsPositionally() throws Exception {
+        Run run = mallard("dev", "invoke", "-c", EXAMPLES.resolve("city-counts.yml").toString(),
+                EXAMPLES.resolve("fixtures/city-events.jsonl").toString());
+        assertThat(run.exit()).as(run.err()).isZero();
+        assertThat(run.out()).isEqualTo("{\"city\":\"New York\",\"city_count\":1}\n{\"city\":\"Baltimore\",\"city_count\":1}\n");
+    }
+
+    @Test
     void traceLogsEachViewMaintenanceStatementWithItsDuration() throws Exception {
         Run run = mallard(Map.of("MALLARD_LOG_LEVEL", "TRACE"), "sql", dir.resolve("traced.duckdb").toString(), "-e",
                 "CREATE TABLE t (g INTEGER, x INTEGER); CREATE MATERIALIZED VIEW v AS SELECT g, min(x) AS lo FROM t GROUP BY g; "
