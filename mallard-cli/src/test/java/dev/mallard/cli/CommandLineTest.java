@@ -172,7 +172,10 @@ class CommandLineTest {
         assertThat(mallard("tail", missing.toString(), "--messages", "5").exit()).isEqualTo(10);
         Result publish = mallard("dev", "publish", "--topic", "t", "--messages", "-1");
         assertThat(publish.exit()).isEqualTo(2);
-        assertThat(publish.err()).contains("must not be negative");
+        assertThat(publish.err()).contains("--messages must not be negative");
+        Result none = mallard("dev", "publish", "--topic", "t");
+        assertThat(none.exit()).isEqualTo(2);
+        assertThat(none.err()).contains("--messages (or --num-messages) is required unless --from-file is given");
         assertThat(mallard("demo", "--messages", "0").err()).contains("--messages");
     }
 
