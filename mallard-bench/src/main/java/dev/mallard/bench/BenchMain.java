@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.mallard.bench;
 
+import dev.mallard.core.error.ErrorCode;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -54,12 +55,12 @@ public final class BenchMain implements Runnable {
                 .filter(name -> !command.getSubcommands().containsKey(name));
         if (unknown.isPresent()) {
             // Refused before picocli parses, or '--help' after it would print this usage and exit 0.
-            err.println("error: unknown benchmark '" + unknown.get() + "'. The benchmarks are: "
+            err.println("error: " + ErrorCode.USER_ARGUMENT_INVALID.code() + ": unknown benchmark '" + unknown.get() + "'. The benchmarks are: "
                     + String.join(", ", command.getSubcommands().keySet()) + "; './mallard bench <benchmark> --help' describes one.");
             CommandLine.UnmatchedArgumentException.printSuggestions(
                     new CommandLine.UnmatchedArgumentException(command, java.util.List.of(unknown.get())), err);
             err.flush();
-            return command.getCommandSpec().exitCodeOnInvalidInput();
+            return ErrorCode.USER_ARGUMENT_INVALID.exitCode().code();
         }
         if (html.isEmpty()) {
             command.setOut(out);

@@ -54,7 +54,7 @@ class BenchCommandLineTest {
         Result result = bench("rollup", "--help");
         assertThat(result.exit()).isEqualTo(2);
         assertThat(result.out()).isEmpty();
-        assertThat(result.err()).contains("unknown benchmark 'rollup'").contains("The benchmarks are: handlers, pipeline");
+        assertThat(result.err()).startsWith("error: user.cli.argument_invalid: unknown benchmark 'rollup'").contains("The benchmarks are: handlers, pipeline");
     }
 
     @Test
