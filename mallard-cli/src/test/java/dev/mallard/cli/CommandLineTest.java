@@ -70,6 +70,10 @@ class CommandLineTest {
         String[] description = commandLine.getCommandSpec().usageMessage().description();
         assertThat(description).as(command.toString()).isNotEmpty();
         assertThat(description[0]).as(command + ": the line the command list shows").endsWith(".");
+        Result parentHelp = mallard(Stream.concat(command.subList(0, command.size() - 1).stream(), Stream.of("--help")).toArray(String[]::new));
+        assertThat(parentHelp.out()).as("the command list's line for " + command + " holds its whole summary")
+                .containsPattern("(?m)^  " + java.util.regex.Pattern.quote(command.getLast()) + " +"
+                        + java.util.regex.Pattern.quote(description[0]) + "$");
     }
 
     @Test
