@@ -1,5 +1,7 @@
+// SPDX-License-Identifier: Apache-2.0
 package dev.mallard.bench;
 
+import dev.mallard.core.error.ErrorCode;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -20,11 +22,22 @@ public final class BenchMain implements Runnable {
     public static void main(String[] args) {
         // The launcher passes "bench" as the first argument.
         String[] rest = args.length > 0 && args[0].equals("bench") ? java.util.Arrays.copyOfRange(args, 1, args.length) : args;
-        System.exit(execute(rest, new java.io.PrintWriter(System.out, true)));
+        System.exit(execute(rest, new java.io.PrintWriter(System.out, true), new java.io.PrintWriter(System.err, true)));
+    }
+
+    /** The benchmarks' command tree, its usage as wide as the CLI's (the summaries are written for 120 columns). */
+    static CommandLine commandLine() {
+        CommandLine commandLine = new CommandLine(new BenchMain());
+        commandLine.setUsageHelpWidth(120);
+        return commandLine;
+    }
+
+    static int execute(String[] args, java.io.PrintWriter out) {
+        return execute(args, out, new java.io.PrintWriter(System.err, true));
     }
 
     /** Runs a benchmark, writing what it prints to {@code out}; {@code --html FILE} also writes the report page. */
-    static int execute(String[] args, java.io.PrintWriter out) {
+    static int execute(String[] args, java.io.PrintWriter out, java.io.PrintWriter err) {
         java.util.List<String> rest = new java.util.ArrayList<>();
         java.util.Optional<java.nio.file.Path> html = java.util.Optional.empty();
         for (int i = 0; i < args.length; i++) {
@@ -36,7 +49,19 @@ public final class BenchMain implements Runnable {
                 rest.add(args[i]);
             }
         }
-        CommandLine command = new CommandLine(new BenchMain());
+        CommandLine command = commandLine();
+        command.setErr(err);
+        java.util.Optional<String> unknown = rest.stream().filter(arg -> !arg.startsWith("-")).findFirst()
+                .filter(name -> !command.getSubcommands().containsKey(name));
+        if (unknown.isPresent()) {
+            // Refused before picocli parses, or '--help' after it would print this usage and exit 0.
+            err.println("error: " + ErrorCode.USER_ARGUMENT_INVALID.code() + ": unknown benchmark '" + unknown.get() + "'. The benchmarks are: "
+                    + String.join(", ", command.getSubcommands().keySet()) + "; './mallard bench <benchmark> --help' describes one.");
+            CommandLine.UnmatchedArgumentException.printSuggestions(
+                    new CommandLine.UnmatchedArgumentException(command, java.util.List.of(unknown.get())), err);
+            err.flush();
+            return ErrorCode.USER_ARGUMENT_INVALID.exitCode().code();
+        }
         if (html.isEmpty()) {
             command.setOut(out);
             return command.execute(rest.toArray(String[]::new));

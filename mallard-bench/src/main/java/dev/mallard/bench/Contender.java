@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package dev.mallard.bench;
 
 /** What {@code bench pipeline} measures, in the order it runs them, each under its key in the JSON report. */

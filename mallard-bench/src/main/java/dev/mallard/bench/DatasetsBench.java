@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package dev.mallard.bench;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -27,8 +28,9 @@ import picocli.CommandLine.Option;
  * threads'), which a loaded machine does not inflate as it does wall-clock rates.
  */
 @Command(name = "datasets", mixinStandardHelpOptions = true, description = {
-    "Requests/s of cached dataset hits (GET /v1/datasets/{name}, cache: hit) from concurrent HTTP clients against",
-    "mallard serve's server in this JVM, against a target of 10,000/s; also one uncached dataset and GET /health for contrast."})
+    "Requests/s of cached dataset hits from concurrent HTTP clients, against a target of 10,000/s.",
+    "GET /v1/datasets/{name} (cache: hit) against mallard serve's server in this JVM; also one uncached dataset and",
+    "GET /health for contrast."})
 final class DatasetsBench implements Callable<Integer> {
     static final double HIT_TARGET = 10_000;
     private static final ObjectMapper JSON = new ObjectMapper();

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package dev.mallard.bench;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -33,8 +34,8 @@ import picocli.CommandLine.Option;
  * {@code mallard dev invoke} over a 57,344-line fixture, JVM start included.
  */
 @Command(name = "handlers", mixinStandardHelpOptions = true, description = {
-    "Handler throughput at a batch size (StructuredBatch, InferredMemBatch; count by city, noop sink) and the",
-    "wall time of `mallard dev invoke` over a 57,344-line fixture, JVM start included."})
+    "Handler throughput at a batch size (StructuredBatch, InferredMemBatch; count by city, noop sink).",
+    "Also the wall time of `mallard dev invoke` over a 57,344-line fixture, JVM start included."})
 final class HandlerBench implements Callable<Integer> {
     static final int FIXTURE_LINES = 57_344;
     static final double STRUCTURED_TARGET = 400_000;

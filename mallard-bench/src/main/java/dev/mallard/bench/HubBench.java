@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package dev.mallard.bench;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -47,8 +48,9 @@ import picocli.CommandLine.Option;
  * HTTP, and the freshness of the view over HTTP after a batch commits.
  */
 @Command(name = "hub", mixinStandardHelpOptions = true, description = {
-    "A pipeline keeping a materialized view, run alone (as mallard run) and hosted in a server while clients query the view",
-    "over HTTP: the pipeline thread's CPU per message, hosted / alone (limit 1/0.9), and commit-to-visible-over-HTTP freshness."})
+    "A pipeline keeping a materialized view, run alone and hosted in a server while clients query the view.",
+    "Alone is as mallard run; hosted, clients query the view over HTTP. Measures the pipeline thread's CPU per message,",
+    "hosted / alone (limit 1/0.9), and commit-to-visible-over-HTTP freshness."})
 final class HubBench implements Callable<Integer> {
     static final double THROUGHPUT_TARGET_RATIO = 0.9;
     static final double FRESHNESS_TARGET_P50_MS = 10;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package dev.mallard.bench;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -53,8 +54,9 @@ import picocli.CommandLine.Option;
  * writing the same rows to Parquet in-process in the same run. Every acknowledgement is a committed, fsynced file.
  */
 @Command(name = "ingest", mixinStandardHelpOptions = true, description = {
-    "Rows/s of 100k-row Arrow batches (BIGINT, DOUBLE, VARCHAR, TIMESTAMP) written to Parquet through POST /v1/ingest and Flight DoPut",
-    "by 1 and by N producers, each batch acknowledged once committed; vs DuckDB's COPY of the same rows to Parquet in-process."})
+    "Rows/s of Arrow batches written to Parquet over HTTP and Flight DoPut, by 1 and by N producers.",
+    "100k-row batches (BIGINT, DOUBLE, VARCHAR, TIMESTAMP) through POST /v1/ingest and DoPut, each acknowledged once",
+    "committed; vs DuckDB's COPY of the same rows to Parquet in-process."})
 final class IngestBench implements Callable<Integer> {
     static final double TARGET_RATIO = 0.5;
     private static final String USER = "bench";

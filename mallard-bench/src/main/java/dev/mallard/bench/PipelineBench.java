@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package dev.mallard.bench;
 
 import dev.mallard.testkit.EventGenerator;
@@ -30,12 +31,11 @@ import picocli.CommandLine.Option;
  * reads from the earliest offset, and is timed from its first message to its last.
  */
 @Command(name = "pipeline", mixinStandardHelpOptions = true, description = {
-    "Publishes SQLFlow-shaped events to a fresh topic on a `mallard dev kafka`",
-    "broker, then measures msgs/s from the first message to the last, each in its",
-    "own JVM: a bare kafka-clients consumer (the limit); Mallard counting by city",
-    "into a noop sink with StructuredBatch, InferredMemBatch, and StructuredBatch",
-    "on a state file; Kafka Streams doing the same count. Also the pipelines'",
-    "peak RSS. MALLARD_JAVA_OPTS applies to every measured JVM."})
+    "Msgs/s of a bare Kafka consumer, of Mallard and of Kafka Streams counting by city, each in its own JVM.",
+    "Publishes SQLFlow-shaped events to a fresh topic on a `mallard dev kafka` broker, then measures msgs/s from the first",
+    "message to the last: a bare kafka-clients consumer (the limit); Mallard counting by city into a noop sink with",
+    "StructuredBatch, InferredMemBatch, and StructuredBatch on a state file; Kafka Streams doing the same count. Also the",
+    "pipelines' peak RSS. MALLARD_JAVA_OPTS applies to every measured JVM."})
 final class PipelineBench implements Callable<Integer> {
     private static final Duration BROKER_START = Duration.ofSeconds(120);
 

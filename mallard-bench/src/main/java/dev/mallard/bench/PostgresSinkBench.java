@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package dev.mallard.bench;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -20,8 +21,9 @@ import picocli.CommandLine.Option;
  * made in DuckDB, then written and flushed into a fresh table, append and upsert. Only write + flush is timed.
  */
 @Command(name = "postgres", mixinStandardHelpOptions = true, description = {
-    "Postgres sink rows/s: append, upsert of new keys, upsert of existing keys (write + flush timed, the batch made",
-    "in DuckDB beforehand). Needs a reachable Postgres: --dsn or MALLARD_TEST_POSTGRES_DSN."})
+    "Postgres sink rows/s: append, upsert of new keys, upsert of existing keys.",
+    "Write + flush are timed, the batch made in DuckDB beforehand. Needs a reachable Postgres: --dsn or",
+    "MALLARD_TEST_POSTGRES_DSN."})
 final class PostgresSinkBench implements Callable<Integer> {
     static final double TARGET_ROWS_PER_SECOND = 100_000;
 

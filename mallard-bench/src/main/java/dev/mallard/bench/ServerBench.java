@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package dev.mallard.bench;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -43,9 +44,10 @@ import picocli.CommandLine.Option;
  * one-row queries from clients in a child JVM ({@link SmallQueryClients}).
  */
 @Command(name = "server", mixinStandardHelpOptions = true, description = {
-    "Rows/s of one table (BIGINT, DOUBLE, VARCHAR, TIMESTAMP) read in-process, through Flight DoGet, the Flight SQL",
-    "JDBC driver, HTTP Arrow and HTTP JSONL from a server in this JVM; then concurrent clients in a child JVM issuing one-row",
-    "queries over JDBC, Flight SQL and HTTP."})
+    "Rows/s of one table read in-process and from a server, and one-row query rates under concurrent clients.",
+    "The table (BIGINT, DOUBLE, VARCHAR, TIMESTAMP) is read in-process, through Flight DoGet, the Flight SQL JDBC driver,",
+    "HTTP Arrow and HTTP JSONL from a server in this JVM; then concurrent clients in a child JVM issue one-row queries",
+    "over JDBC, Flight SQL and HTTP."})
 final class ServerBench implements Callable<Integer> {
     static final double FLIGHT_TARGET_RATIO = 0.6;
     static final double HTTP_ARROW_TARGET_RATIO = 0.5;

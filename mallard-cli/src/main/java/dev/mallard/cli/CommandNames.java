@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package dev.mallard.cli;
 
 import java.util.Comparator;
@@ -43,7 +44,9 @@ final class CommandNames {
         String qualified = parent.getCommandSpec().qualifiedName();
         List<String> names = parent.getSubcommands().keySet().stream().toList();
         StringBuilder text = new StringBuilder("unknown command '").append(word).append("' for '").append(qualified).append("'");
-        closest(word, names).ifPresent(best -> text.append("; did you mean '").append(qualified).append(' ').append(best).append("'?"));
+        closest(word, names).ifPresentOrElse(
+                best -> text.append("; did you mean '").append(qualified).append(' ').append(best).append("'?"),
+                () -> text.append('.'));
         text.append(" The commands are: ").append(String.join(", ", names)).append("; '").append(qualified)
                 .append(" help <command>' describes one.");
         return text.toString();

@@ -1,6 +1,9 @@
+// SPDX-License-Identifier: Apache-2.0
 package dev.mallard.cli;
 
 import dev.mallard.core.config.ConfigEnvironment;
+import dev.mallard.core.error.ErrorCode;
+import dev.mallard.core.error.MallardException;
 import dev.mallard.flow.config.PipelineConfig;
 import dev.mallard.flow.config.PipelineConfigReader;
 import dev.mallard.flow.pipeline.DevInvoke;
@@ -33,14 +36,22 @@ final class DevCommand implements Runnable {
         "Run the config's commands and handler over a JSONL fixture as one batch and print the result rows.",
         "Rows are printed one JSON object per line. The sink is not touched, so it is safe on a production config."})
     static final class Invoke implements Callable<Integer> {
-        @Parameters(index = "0", paramLabel = "<config>", description = "The pipeline configuration (YAML, Jinja template).")
-        Path config;
+        @picocli.CommandLine.Mixin
+        ConfigFile configFile = new ConfigFile();
 
-        @Parameters(index = "1", paramLabel = "<fixture.jsonl>", description = "One JSON message per line; blank lines are skipped.")
-        Path fixture;
+        @Parameters(index = "1", arity = "0..1", paramLabel = "<fixture.jsonl>", description = "One JSON message per line; blank lines are skipped.")
+        Path secondPositional;
 
         @Override
         public Integer call() throws Exception {
+            // With -c the fixture is the only positional argument, so it lands where the config would otherwise be.
+            boolean configByOption = configFile.option != null && secondPositional == null;
+            Path config = configByOption ? configFile.option : configFile.path("dev invoke");
+            Path fixture = configByOption ? configFile.positional : secondPositional;
+            if (fixture == null) {
+                throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "name the fixture after the configuration:"
+                        + " mallard dev invoke <config> <fixture.jsonl> or mallard dev invoke -c <config> <fixture.jsonl>");
+            }
             // DuckDB's native library and the fixture load while the template renders and the schema checks:
             // they are independent, and a short command is mostly start-up.
             CompletableFuture<Engine> engine = CompletableFuture.supplyAsync(Engine::inMemory);

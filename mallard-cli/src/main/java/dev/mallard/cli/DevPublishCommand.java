@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package dev.mallard.cli;
 
 import dev.mallard.core.error.ErrorCode;
@@ -24,7 +25,7 @@ final class DevPublishCommand implements Callable<Integer> {
     @Option(names = "--topic", required = true, paramLabel = "<topic>", description = "The topic to publish to.")
     String topic;
 
-    @Option(names = {"--num-messages", "--messages"}, paramLabel = "<n>",
+    @Option(names = {"--messages", "--num-messages"}, paramLabel = "<n>",
             description = "How many events to generate; with --from-file, the most lines to publish. Required without --from-file.")
     Long numMessages;
 
@@ -65,10 +66,10 @@ final class DevPublishCommand implements Callable<Integer> {
 
     private void validate() {
         if (fromFile == null && numMessages == null) {
-            throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "--num-messages (or --messages) is required unless --from-file is given");
+            throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "--messages (or --num-messages) is required unless --from-file is given");
         }
         if (numMessages != null && numMessages < 0) {
-            throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "--num-messages must not be negative, was " + numMessages);
+            throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "--messages must not be negative, was " + numMessages);
         }
         if (partitions != null && partitions < 1) {
             throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "--partitions must be at least 1, was " + partitions);

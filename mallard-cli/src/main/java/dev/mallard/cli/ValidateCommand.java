@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package dev.mallard.cli;
 
 import dev.mallard.core.config.ConfigEnvironment;
@@ -8,7 +9,8 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 @Command(name = "validate", description = {
-    "Check a pipeline or serve configuration without reaching any broker or sink, reporting every fault in one pass.",
+    "Check a pipeline or serve configuration without reaching any broker or sink, reporting every fault.",
+    "Every fault is reported in one pass.",
     "A file with a serve block and no pipeline is checked as a serve configuration (docs/datasets.md).",
     "Renders the template, checks the schema and rules, and checks the SQL against an empty in-memory DuckDB.",
     "Exit 0 when sound, 10 when the configuration has a fault to fix."})

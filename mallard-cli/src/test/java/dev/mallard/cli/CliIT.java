@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package dev.mallard.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -48,6 +49,14 @@ class CliIT {
         assertThat(run.exit()).as(run.err()).isZero();
         assertThat(run.out()).isEqualTo("{\"city\":\"New York\",\"city_count\":1}\n{\"city\":\"Baltimore\",\"city_count\":1}\n");
         assertThat(run.err()).contains("DEBUG");
+    }
+
+    @Test
+    void devInvokeTakesItsConfigWithDashCAsWellAsPositionally() throws Exception {
+        Run run = mallard("dev", "invoke", "-c", EXAMPLES.resolve("city-counts.yml").toString(),
+                EXAMPLES.resolve("fixtures/city-events.jsonl").toString());
+        assertThat(run.exit()).as(run.err()).isZero();
+        assertThat(run.out()).isEqualTo("{\"city\":\"New York\",\"city_count\":1}\n{\"city\":\"Baltimore\",\"city_count\":1}\n");
     }
 
     @Test

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package dev.mallard.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -69,6 +70,10 @@ class CommandLineTest {
         String[] description = commandLine.getCommandSpec().usageMessage().description();
         assertThat(description).as(command.toString()).isNotEmpty();
         assertThat(description[0]).as(command + ": the line the command list shows").endsWith(".");
+        Result parentHelp = mallard(Stream.concat(command.subList(0, command.size() - 1).stream(), Stream.of("--help")).toArray(String[]::new));
+        assertThat(parentHelp.out()).as("the command list's line for " + command + " holds its whole summary")
+                .containsPattern("(?m)^  " + java.util.regex.Pattern.quote(command.getLast()) + " +"
+                        + java.util.regex.Pattern.quote(description[0]) + "$");
     }
 
     @Test
@@ -87,6 +92,8 @@ class CommandLineTest {
         assertThat(result.out()).isEmpty();
         assertThat(result.err()).startsWith("error: user.cli.argument_invalid: unknown command 'rollup' for 'mallard'")
                 .contains("The commands are: demo, run, server");
+        assertThat(result.err()).as("without a suggestion the message is still two sentences")
+                .contains("unknown command 'rollup' for 'mallard'. The commands are:");
     }
 
     @Test
@@ -133,14 +140,33 @@ class CommandLineTest {
     @Test
     void dashCMeansTheConfigFileInEveryCommandThatReadsOne() {
         Path missing = dir.resolve("missing.yml");
-        for (List<String> command : List.of(List.of("run"), List.of("tail"), List.of("validate"), List.of("config", "validate"))) {
+        Path fixture = dir.resolve("fixture.jsonl");
+        for (List<String> command : List.of(List.of("run"), List.of("tail"), List.of("validate"), List.of("config", "validate"),
+                List.of("serve"), List.of("dev", "invoke"))) {
             List<String> args = new ArrayList<>(command);
             args.addAll(List.of("-c", missing.toString()));
+            if (command.equals(List.of("dev", "invoke"))) {
+                args.add(fixture.toString());
+            }
             Result result = mallard(args.toArray(String[]::new));
             assertThat(result.exit()).as(args + ": " + result.err()).isEqualTo(10);
             assertThat(result.err()).as(args.toString()).contains("missing.yml");
         }
         assertThat(mallard("server", "--help").out()).contains("-c, --config");
+    }
+
+    @Test
+    void devInvokeTakesItsConfigAndFixturePositionallyOrTheConfigWithDashC() {
+        Path missing = dir.resolve("missing.yml");
+        Path fixture = dir.resolve("fixture.jsonl");
+        Result positional = mallard("dev", "invoke", missing.toString(), fixture.toString());
+        assertThat(positional.exit()).as(positional.err()).isEqualTo(10);
+        assertThat(positional.err()).contains("missing.yml");
+        Result noFixture = mallard("dev", "invoke", "-c", missing.toString());
+        assertThat(noFixture.exit()).isEqualTo(2);
+        assertThat(noFixture.err()).contains("mallard dev invoke <config> <fixture.jsonl>");
+        Result twoConfigs = mallard("dev", "invoke", "-c", missing.toString(), dir.resolve("other.yml").toString(), fixture.toString());
+        assertThat(twoConfigs.exit()).isEqualTo(2);
     }
 
     @Test
@@ -150,7 +176,10 @@ class CommandLineTest {
         assertThat(mallard("tail", missing.toString(), "--messages", "5").exit()).isEqualTo(10);
         Result publish = mallard("dev", "publish", "--topic", "t", "--messages", "-1");
         assertThat(publish.exit()).isEqualTo(2);
-        assertThat(publish.err()).contains("must not be negative");
+        assertThat(publish.err()).contains("--messages must not be negative");
+        Result none = mallard("dev", "publish", "--topic", "t");
+        assertThat(none.exit()).isEqualTo(2);
+        assertThat(none.err()).contains("--messages (or --num-messages) is required unless --from-file is given");
         assertThat(mallard("demo", "--messages", "0").err()).contains("--messages");
     }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package dev.mallard.client;
 
 /** Sends one sealed batch to the server and says how it went; HTTP and Flight implement it. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package dev.mallard.client;
 
 /** A row was not taken because the producer's memory (and spill directory, if any) is full. */

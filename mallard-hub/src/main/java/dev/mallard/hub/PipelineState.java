@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package dev.mallard.hub;
 
 /** Where a hosted pipeline is in its life, as {@code GET /v1/pipelines} shows it. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package dev.mallard.hub;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -39,7 +40,7 @@ class TutorialIT {
         Files.writeString(dir.resolve("events.yml"), blockAfter(doc, "`events.yml`:"));
         Files.writeString(dir.resolve("server.yml"), blockAfter(doc, "`server.yml`, beside it:"));
         try (EmbeddedKafka kafka = EmbeddedKafka.start()) {
-            // Step 1: ./mallard dev publish --topic events --num-messages 600
+            // Step 1: ./mallard dev publish --topic events --messages 600
             try (Publisher publisher = Publisher.connect(kafka.bootstrapServers(), Progress.silent())) {
                 publisher.ensureTopic("events", Optional.empty());
                 assertThat(publisher.publish("events", EventGenerator.fixture(EventGenerator.USER_ACTION, 0), 600)).isEqualTo(600);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package dev.mallard.core.arrow;
 
 import static dev.mallard.core.arrow.IsoFormat.NANOS_PER_SECOND;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package dev.mallard.core.config;
 
 import dev.mallard.core.error.MallardException;

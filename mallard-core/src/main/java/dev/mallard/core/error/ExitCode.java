@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package dev.mallard.core.error;
 
 /** The process exit codes of the {@code mallard} command, listed in {@code docs/errors.md}. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package dev.mallard.flow.handler;
 
 /** The JSON text this package writes into its SQL: pointers to a message's keys and JSON strings. */

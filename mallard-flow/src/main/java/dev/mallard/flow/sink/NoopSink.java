@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package dev.mallard.flow.sink;
 
 /** Discards results: for benchmarks and for pipelines whose handler only updates state. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /**
  * The web console: a single-page application built from {@code src/main/console} and served from the jar at
  * {@code /ui} and {@code /v1/ui} by {@link dev.mallard.server.console.ConsoleRoutes}, under a strict

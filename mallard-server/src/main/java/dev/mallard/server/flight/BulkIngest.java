@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package dev.mallard.server.flight;
 
 import dev.mallard.core.error.ErrorCode;

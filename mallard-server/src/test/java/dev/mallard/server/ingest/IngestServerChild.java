@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package dev.mallard.server.ingest;
 
 import dev.mallard.server.MallardServer;
