@@ -305,9 +305,9 @@ public final class PipelineRunner implements AutoCloseable {
                 Source source = sources.open(config, partition -> resumeAt(partition, offsets));
                 Handler handler = Handlers.create(pipeline.handler(), RecordColumns.of(pipeline.source()), engine.connection(), environment,
                         statePath.isPresent());
-                RetryingSink sink = new RetryingSink(Sinks.create(pipeline.sink(), options.console(), engine.allocator()),
+                RetryingSink sink = new RetryingSink(Sinks.create(pipeline.sink(), options.console(), engine.allocator(), environment),
                         RetryingSink.Ladder.of(pipeline.sink().retry()), metrics::sinkRetry);
-                Sink dlq = pipeline.onError().dlq().map(d -> Sinks.create(d, options.console(), engine.allocator())).orElse(null);
+                Sink dlq = pipeline.onError().dlq().map(d -> Sinks.create(d, options.console(), engine.allocator(), environment)).orElse(null);
                 Windows windows = openWindows(engine, metrics)) {
             endpoints = served;
             openSource = source;
@@ -426,7 +426,7 @@ public final class PipelineRunner implements AutoCloseable {
 
     /** The pipeline's windows, each with its sink in the sink's retry ladder. */
     private Windows openWindows(Engine engine, PipelineMetrics metrics) {
-        return Windows.open(config, engine, sink -> new RetryingSink(Sinks.create(sink, options.console(), engine.allocator()),
+        return Windows.open(config, engine, sink -> new RetryingSink(Sinks.create(sink, options.console(), engine.allocator(), environment),
                 RetryingSink.Ladder.of(sink.retry()), () -> metrics.windowSinkRetry(sink.type())), registry);
     }
 

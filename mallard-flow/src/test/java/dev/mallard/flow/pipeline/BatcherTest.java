@@ -100,7 +100,7 @@ class BatcherTest {
             OffsetStore offsets = new OffsetStore(engine.connection(), PipelineIdentity.of(config), state);
             try (Handler handler = Handlers.create(config.pipeline().handler(), RecordColumns.of(config.pipeline().source()), engine.connection(),
                             ConfigEnvironment.from(Map.of()), true);
-                    Sink sink = Sinks.create(config.pipeline().sink(), new ByteArrayOutputStream(), engine.allocator())) {
+                    Sink sink = Sinks.create(config.pipeline().sink(), new ByteArrayOutputStream(), engine.allocator(), ConfigEnvironment.from(Map.of()))) {
                 Batcher batcher = new Batcher(engine, Optional.of(offsets), handler, sink, Optional.empty(),
                         PipelineMetrics.of(registry, config.pipeline()), Optional.empty(), Windows.none(), config.pipeline().onError().policy(),
                         PipelineIdentity.of(config));

@@ -14,6 +14,9 @@ import dev.mallard.flow.source.Message;
 import dev.mallard.flow.source.Source;
 import dev.mallard.testkit.EmbeddedKafka;
 import java.io.ByteArrayOutputStream;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -78,6 +81,10 @@ class IcebergPipelineIT {
     }
 
     private void publish(int from, int count) {
+        publish(topic, from, count);
+    }
+
+    private void publish(String topic, int from, int count) {
         Properties properties = new Properties();
         properties.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
         try (KafkaProducer<String, String> producer = new KafkaProducer<>(properties, new StringSerializer(), new StringSerializer())) {
@@ -105,7 +112,11 @@ class IcebergPipelineIT {
     }
 
     private long run(PipelineConfig config, long messages, PipelineRunner.SourceFactory sources) {
-        try (PipelineRunner runner = new PipelineRunner(config, ConfigEnvironment.from(Map.of()),
+        return run(config, ConfigEnvironment.from(Map.of()), messages, sources);
+    }
+
+    private long run(PipelineConfig config, ConfigEnvironment environment, long messages, PipelineRunner.SourceFactory sources) {
+        try (PipelineRunner runner = new PipelineRunner(config, environment,
                 new PipelineRunner.Options(messages, new ByteArrayOutputStream()), sources)) {
             return BoundedRun.run(runner).messagesConsumed();
         }
@@ -120,6 +131,30 @@ class IcebergPipelineIT {
         publish(7_003, 2_001);
         assertThat(run(config, 2_001, PipelineRunner::openSource)).isEqualTo(2_001);
         assertThat(table("jdbc:sqlite:" + catalog, dir.resolve("warehouse"))).containsExactlyInAnyOrderElementsOf(reference(9_004));
+    }
+
+    @Test
+    void sqlflowsOwnKafkaMemIcebergConfigRunsUnchangedWithItsCatalogFoundByNameInPyicebergYaml() throws Exception {
+        Path home = Files.createDirectories(dir.resolve("pyiceberg-home"));
+        Path catalog = dir.resolve("sqlflow-catalog.db");
+        // As SQLFlow's README sets up its local catalog: a SQLite database and a file warehouse, under the name the config uses.
+        Files.writeString(home.resolve(".pyiceberg.yaml"), """
+                catalog:
+                  sqlflow_test:
+                    uri: sqlite:///%s
+                    warehouse: %s
+                """.formatted(catalog, dir.resolve("warehouse").toUri()));
+        ConfigEnvironment environment = ConfigEnvironment.from(Map.of("SQLFLOW_KAFKA_BROKERS", kafka.bootstrapServers(),
+                "PYICEBERG_HOME", home.toString()));
+        String text;
+        try (InputStream in = IcebergPipelineIT.class.getResourceAsStream("/sqlflow/kafka.mem.iceberg.yml")) {
+            text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+        PipelineConfig config = new PipelineConfigReader(environment).read("kafka.mem.iceberg.yml", text).orThrow();
+        kafka.createTopic("input-kafka-mem-iceberg", 1);
+        publish("input-kafka-mem-iceberg", 0, 6_001);
+        assertThat(run(config, environment, 6_001, PipelineRunner::openSource)).isEqualTo(6_001);
+        assertThat(table("jdbc:sqlite:" + catalog, dir.resolve("warehouse"))).containsExactlyInAnyOrderElementsOf(reference(6_001));
     }
 
     @Test
