@@ -153,4 +153,58 @@ class WebhookPipelineIT {
         assertThat(second.toString(StandardCharsets.UTF_8).lines().toList()).containsExactly(
                 "{\"kafka_topic\":\"webhook\",\"kafka_partition\":0,\"kafka_offset\":2,\"n\":3}");
     }
+
+    @Test
+    void aWebhookSourceWithEventTimeFeedsATumblingWindowThatClosesBucketsByTheEventsOwnTime() throws Exception {
+        port = freePort();
+        String yaml = """
+                tables:
+                  sql:
+                    - name: kind_counts
+                      sql: CREATE TABLE IF NOT EXISTS kind_counts (bucket TIMESTAMPTZ, kind VARCHAR, n BIGINT)
+                      window:
+                        time_column: bucket
+                        size_seconds: 60
+                        grace_seconds: 0
+                        emit_sql: SELECT strftime(bucket AT TIME ZONE 'UTC', '%%H:%%M') AS minute, kind, sum(n) AS n FROM closed GROUP BY ALL ORDER BY ALL
+                        sink:
+                          type: console
+                pipeline:
+                  name: webhook-windows
+                  batch_size: 1
+                  flush_interval_seconds: 1
+                  source:
+                    type: webhook
+                    webhook:
+                      addr: "127.0.0.1:%d"
+                      ack: on_receive
+                      event_time: {path: at_ms, format: unix_millis}
+                  handler:
+                    type: handlers.InferredMemBatch
+                    sql: >-
+                      INSERT INTO kind_counts
+                      SELECT time_bucket(INTERVAL '60 seconds', event_time), kind, count(*) FROM batch GROUP BY ALL
+                  sink:
+                    type: noop
+                """.formatted(port);
+        PipelineConfig config = new PipelineConfigReader(ConfigEnvironment.from(Map.of())).read("w.yml", yaml).orThrow();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        Future<PipelineRunner.Outcome> run = start(config, 6, out);
+        // 2026-12-01T10:00Z onwards, in milliseconds: three events in the first minute, two in the second, then one at 10:05,
+        // whose time passes both buckets' ends (no grace) and so closes them, whatever the wall clock says.
+        long base = java.time.Instant.parse("2026-12-01T10:00:00Z").toEpochMilli();
+        long[] at = {base + 1_000, base + 59_000, base + 30_000, base + 61_000, base + 119_000, base + 300_000};
+        String[] kinds = {"post", "like", "post", "post", "like", "post"};
+        for (int i = 0; i < at.length; i++) {
+            HttpResponse<String> response = client.send(request("/events").POST(HttpRequest.BodyPublishers.ofString(
+                    "{\"kind\":\"" + kinds[i] + "\",\"at_ms\":" + at[i] + "}")).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+        }
+        assertThat(run.get().messagesConsumed()).isEqualTo(6);
+        assertThat(out.toString(StandardCharsets.UTF_8).lines().toList()).containsExactlyInAnyOrder(
+                "{\"minute\":\"10:00\",\"kind\":\"like\",\"n\":1}",
+                "{\"minute\":\"10:00\",\"kind\":\"post\",\"n\":2}",
+                "{\"minute\":\"10:01\",\"kind\":\"like\",\"n\":1}",
+                "{\"minute\":\"10:01\",\"kind\":\"post\",\"n\":1}");
+    }
 }
