@@ -58,6 +58,8 @@ public final class PipelineMetrics implements AutoCloseable {
     private volatile Counter failedFlushes;
     private final Counter retries;
     private final ConcurrentHashMap<String, Counter> windowRetries = new ConcurrentHashMap<>();
+    /** {@code sink_rows_accepted} and {@code sink_rows_written} of the other sinks, by role and type ("manager\nkafka"). */
+    private final ConcurrentHashMap<String, Counter[]> otherSinkRows = new ConcurrentHashMap<>();
     private final Timer sourceRead;
     private final Timer sinkFlush;
     private final Timer batch;
@@ -160,10 +162,25 @@ public final class PipelineMetrics implements AutoCloseable {
         timer.record(nanos, NANOSECONDS);
     }
 
-    /** A sink write: rows handed to the sink and, of those, rows it delivered by now. */
+    /** The pipeline's sink: rows handed to it, and rows it delivered (its flush returned). */
     public void sinkWritten(long rowsAccepted, long rowsWritten) {
         this.rowsAccepted.increment(rowsAccepted);
         this.rowsWritten.increment(rowsWritten);
+    }
+
+    /**
+     * Rows handed to ({@code accepted}) or delivered by ({@code written}) one of the pipeline's other sinks: a window's
+     * ({@code role="manager"}) or the dead-letter sink ({@code role="dlq"}), under the sink's type. Each series appears
+     * with the sink's first rows.
+     */
+    public void otherSinkRows(String role, String sinkType, long accepted, long written) {
+        requireNonNull(role, "role is null");
+        requireNonNull(sinkType, "sinkType is null");
+        Counter[] counters = otherSinkRows.computeIfAbsent(role + "\n" + sinkType, key -> new Counter[] {
+                counter("sink_rows_accepted", null, "Result rows handed to the sink", Tags.of("sink", sinkType, "role", role)),
+                counter("sink_rows_written", null, "Result rows the sink delivered", Tags.of("sink", sinkType, "role", role))});
+        counters[0].increment(accepted);
+        counters[1].increment(written);
     }
 
     /** A flush that succeeded: its rows become {@code sink_flush_num_rows}. */

@@ -106,12 +106,13 @@ final class Batcher {
                         sink.write(result);
                         return null;
                     });
-                    metrics.sinkWritten(result.rows(), result.rows());
+                    metrics.sinkWritten(result.rows(), 0);
                     long flushing = System.nanoTime();
                     timed(Phase.SINK_FLUSH, () -> {
                         sink.flush();
                         return null;
                     });
+                    metrics.sinkWritten(0, result.rows());
                     metrics.sinkFlushed(result.rows(), System.nanoTime() - flushing);
                 }
             }

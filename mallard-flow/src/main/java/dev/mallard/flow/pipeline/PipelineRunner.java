@@ -17,6 +17,7 @@ import dev.mallard.flow.handler.RecordColumns;
 import dev.mallard.flow.metrics.Phase;
 import dev.mallard.flow.metrics.PipelineEndpoints;
 import dev.mallard.flow.metrics.PipelineMetrics;
+import dev.mallard.flow.sink.CountedSink;
 import dev.mallard.flow.sink.RetryingSink;
 import dev.mallard.flow.sink.Sink;
 import dev.mallard.flow.sink.Sinks;
@@ -307,7 +308,8 @@ public final class PipelineRunner implements AutoCloseable {
                         statePath.isPresent());
                 RetryingSink sink = new RetryingSink(Sinks.create(pipeline.sink(), options.console(), engine.allocator(), environment),
                         RetryingSink.Ladder.of(pipeline.sink().retry()), metrics::sinkRetry);
-                Sink dlq = pipeline.onError().dlq().map(d -> Sinks.create(d, options.console(), engine.allocator(), environment)).orElse(null);
+                Sink dlq = pipeline.onError().dlq().<Sink>map(d -> new CountedSink(Sinks.create(d, options.console(), engine.allocator(), environment),
+                        (accepted, written) -> metrics.otherSinkRows("dlq", d.type(), accepted, written))).orElse(null);
                 Windows windows = openWindows(engine, metrics)) {
             endpoints = served;
             openSource = source;
@@ -426,8 +428,9 @@ public final class PipelineRunner implements AutoCloseable {
 
     /** The pipeline's windows, each with its sink in the sink's retry ladder. */
     private Windows openWindows(Engine engine, PipelineMetrics metrics) {
-        return Windows.open(config, engine, sink -> new RetryingSink(Sinks.create(sink, options.console(), engine.allocator(), environment),
-                RetryingSink.Ladder.of(sink.retry()), () -> metrics.windowSinkRetry(sink.type())), registry);
+        return Windows.open(config, engine, sink -> new CountedSink(new RetryingSink(Sinks.create(sink, options.console(), engine.allocator(), environment),
+                RetryingSink.Ladder.of(sink.retry()), () -> metrics.windowSinkRetry(sink.type())),
+                (accepted, written) -> metrics.otherSinkRows("manager", sink.type(), accepted, written)), registry);
     }
 
     /**

@@ -40,6 +40,10 @@ class MetricsDocsTest {
         calls.put("sinkFlushed", m -> m.sinkFlushed(3, 1_000_000));
         calls.put("sinkRetry", PipelineMetrics::sinkRetry);
         calls.put("windowSinkRetry", m -> m.windowSinkRetry("console"));
+        calls.put("otherSinkRows", m -> {
+            m.otherSinkRows("manager", "console", 3, 3);
+            m.otherSinkRows("dlq", "kafka", 1, 1);
+        });
         calls.put("batchProcessed", m -> m.batchProcessed(3_000_000));
         calls.put("error", m -> {
             m.error(ErrorCode.USER_HANDLER_SQL_FAILED, Phase.HANDLER_INVOKE);

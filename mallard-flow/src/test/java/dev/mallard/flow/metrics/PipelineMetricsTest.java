@@ -113,6 +113,21 @@ class PipelineMetricsTest {
     }
 
     @Test
+    void aWindowsAndTheDeadLetterSinksRowsAreCountedUnderTheirRoleAndTypeApartFromThePipelinesSink() {
+        PipelineMetrics metrics = stateless();
+        metrics.sinkWritten(7, 7);
+        metrics.otherSinkRows("manager", "kafka", 4, 0);
+        metrics.otherSinkRows("manager", "kafka", 0, 4);
+        metrics.otherSinkRows("dlq", "console", 2, 1);
+        Exposition scraped = scrape();
+        assertThat(scraped.value("sink_rows_accepted_total{" + P + SINK + "}")).isEqualTo(7.0);
+        assertThat(scraped.value("sink_rows_accepted_total{" + P + ",role=\"manager\",sink=\"kafka\"}")).isEqualTo(4.0);
+        assertThat(scraped.value("sink_rows_written_total{" + P + ",role=\"manager\",sink=\"kafka\"}")).isEqualTo(4.0);
+        assertThat(scraped.value("sink_rows_accepted_total{" + P + ",role=\"dlq\",sink=\"console\"}")).isEqualTo(2.0);
+        assertThat(scraped.value("sink_rows_written_total{" + P + ",role=\"dlq\",sink=\"console\"}")).isEqualTo(1.0);
+    }
+
+    @Test
     void aFlushCountsOnceTimesItselfAndLeavesItsRowsInTheGauge() {
         PipelineMetrics metrics = stateless();
         metrics.sinkFlushed(40, 3_000_000);

@@ -605,7 +605,13 @@ class KafkaPipelineIT {
                   handler: {type: handlers.InferredMemBatch, sql: SELECT city FROM batch}
                   sink: {type: noop}
                 """);
-        assertThat(run(config, 3, new ByteArrayOutputStream()).numErrors()).isEqualTo(1);
+        try (PipelineRunner runner = new PipelineRunner(config, ConfigEnvironment.from(Map.of()), new PipelineRunner.Options(3, new ByteArrayOutputStream()))) {
+            assertThat(BoundedRun.run(runner).numErrors()).isEqualTo(1);
+            // The dead letter counted under its own role, apart from the two rows the pipeline's sink took.
+            assertThat(runner.scrape()).contains("sink_rows_accepted_total{pipeline=\"pipeline\",role=\"dlq\",sink=\"kafka\"} 1.0")
+                    .contains("sink_rows_written_total{pipeline=\"pipeline\",role=\"dlq\",sink=\"kafka\"} 1.0")
+                    .contains("sink_rows_written_total{pipeline=\"pipeline\",role=\"pipeline\",sink=\"noop\"} 2.0");
+        }
         List<JsonNode> letters = consumeAll(dlq, 1);
         assertThat(letters).singleElement().satisfies(letter -> {
             assertThat(letter.path("message").asText()).isEqualTo("{broken");

@@ -115,6 +115,12 @@ class WindowPipelineIT {
             running.join(Duration.ofSeconds(60));
             assertThat(running.isAlive()).isFalse();
             assertThat(runner.scrape()).contains("window_late_rows_total{outcome=\"refused\",pipeline=\"pipeline\",window=\"city_counts\"} 0.0");
+            int emitted = printed(out).size();
+            if (emitted > 0) {
+                // Every printed line is a row the window's sink delivered, counted under role="manager".
+                assertThat(runner.scrape()).contains("sink_rows_written_total{pipeline=\"pipeline\",role=\"manager\",sink=\"console\"} "
+                        + (double) emitted);
+            }
         }
         return printed(out);
     }
