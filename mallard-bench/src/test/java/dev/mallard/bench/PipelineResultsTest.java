@@ -46,8 +46,10 @@ class PipelineResultsTest {
     }
 
     @Test
-    void jsonHasTheAgreedKeysAndReadsTheTargets() throws Exception {
-        JsonNode json = new ObjectMapper().readTree(results(850_000, 400_000, 800_000, 300_000, 280).json());
+    void jsonHasTheAgreedKeysAndReadsTheTargetsOnCpuPerMessage() throws Exception {
+        // CPU per message is the inverse of the rate here: structured 1.18x the bare consumer's, inferred 2.86x,
+        // state adds 6%, Kafka Streams 2.83x the structured pipeline's.
+        JsonNode json = new ObjectMapper().readTree(results(850_000, 350_000, 800_000, 300_000, 280).json());
         List<String> keys = new ArrayList<>();
         json.fieldNames().forEachRemaining(keys::add);
         assertThat(keys).startsWith("bare_consumer_msgs_per_s", "structured_msgs_per_s", "inferred_msgs_per_s", "stateful_msgs_per_s",
@@ -55,23 +57,27 @@ class PipelineResultsTest {
         assertThat(json.get("bare_consumer_msgs_per_s").asLong()).isEqualTo(1_000_000);
         assertThat(json.get("structured_msgs_per_s").asLong()).isEqualTo(850_000);
         assertThat(json.get("pipeline_peak_rss_mib").asDouble()).isEqualTo(280.0);
+        assertThat(json.get("cpu_us_per_msg").get("bare_consumer").asDouble()).isEqualTo(1.0);
+        assertThat(json.get("cpu_us_per_msg").get("structured").asDouble()).isCloseTo(1.18, org.assertj.core.data.Offset.offset(0.01));
         JsonNode met = json.get("targets_met");
-        assertThat(met.get("structured_vs_bare").asBoolean()).isTrue();
-        assertThat(met.get("inferred_vs_bare").asBoolean()).isFalse();
-        assertThat(met.get("structured_vs_kafka_streams").asBoolean()).isTrue();
-        assertThat(met.get("state_cost").asBoolean()).isTrue();
+        assertThat(met.get("structured_cpu_vs_bare").asBoolean()).isTrue();
+        assertThat(met.get("inferred_cpu_vs_bare").asBoolean()).isFalse();
+        assertThat(met.get("kafka_streams_cpu_vs_structured").asBoolean()).isFalse();
+        assertThat(met.get("state_cpu_cost").asBoolean()).isTrue();
         assertThat(met.get("pipeline_peak_rss").asBoolean()).isTrue();
-        assertThat(json.get("ratios").get("state_cost").asDouble()).isCloseTo(0.059, org.assertj.core.data.Offset.offset(0.001));
+        assertThat(json.get("ratios").get("state_cpu_cost").asDouble()).isCloseTo(0.063, org.assertj.core.data.Offset.offset(0.001));
+        assertThat(json.get("ratios").get("structured_cpu_vs_bare").asDouble()).isCloseTo(1.176, org.assertj.core.data.Offset.offset(0.001));
     }
 
     @Test
-    void tableMarksEachTarget() {
+    void tableMarksEachTargetAndPrintsCpuPerMessageBesideTheRate() {
         StringWriter text = new StringWriter();
-        results(500_000, 600_000, 300_000, 300_000, 350).table(new PrintWriter(text));
+        // structured 2.5x the bare consumer's CPU per message, inferred 1.67x, state adds 67%, Streams 1.67x structured.
+        results(400_000, 600_000, 240_000, 240_000, 350).table(new PrintWriter(text));
         String table = text.toString();
-        assertThat(table).contains("1,000,000", "500,000");
+        assertThat(table).contains("1,000,000", "400,000", "CPU us/msg");
         assertThat(table.lines().filter(line -> line.startsWith("Mallard StructuredBatch, noop sink"))).singleElement()
-                .asString().endsWith("MISSED");
+                .asString().contains("2.50").endsWith("MISSED");
         assertThat(table.lines().filter(line -> line.startsWith("Mallard InferredMemBatch"))).singleElement().asString().endsWith("met");
         assertThat(table.lines().filter(line -> line.startsWith("Kafka Streams"))).singleElement().asString().endsWith("MISSED");
         assertThat(table).contains("350.0 MiB, target <= 300 MiB  MISSED");
