@@ -262,7 +262,7 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
         for (int i = 0; i < columns.size(); i++) {
             named.add(outputs.get(i) + " AS " + SqlText.identifier(columns.get(i)));
         }
-        String w = Source.WEIGHT;
+        String w = FilteredJoin.WEIGHT;
         String list = columns.stream().map(SqlText::identifier).collect(Collectors.joining(", "));
         String rows = "SELECT " + String.join(", ", named) + ", -1 AS " + w + " FROM " + oldGroups() + " WHERE " + visible()
                 + "\nUNION ALL\nSELECT " + String.join(", ", named) + ", 1 AS " + w + " FROM " + touched() + " AS g WHERE " + visible();
@@ -363,7 +363,7 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
      */
     private void moveDistinct(Connection connection, AggregateSlot slot) {
         String a = slot.argumentColumn();
-        String w = Source.WEIGHT;
+        String w = FilteredJoin.WEIGHT;
         String values = valuesTable(slot);
         Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + VALUES + " AS SELECT " + keysThen() + a + " AS v, sum(" + w
                 + ") AS dc FROM " + ROWS + " WHERE " + a + " IS NOT NULL GROUP BY " + keysThen() + a + " HAVING sum(" + w + ") <> 0");
@@ -413,7 +413,7 @@ record AggregateProgram(String view, List<Branch> inputs, int keyCount, List<Agg
      * DuckDB's own result type for SUM (HUGEINT for integers, DECIMAL(38,s), DOUBLE).
      */
     private String grouped(String weightedRows, boolean initial) {
-        String w = Source.WEIGHT;
+        String w = FilteredJoin.WEIGHT;
         List<String> columns = new ArrayList<>(keyColumns());
         columns.add("coalesce(sum(" + w + "), 0) AS " + COUNT);
         Set<String> shared = new HashSet<>();

@@ -21,14 +21,14 @@ import java.util.Set;
  */
 final class AttachedCapture {
     private final Connection connection;
-    private final Catalog catalog;
+    private final DuckDbCatalog catalog;
     private final ViewRegistry registry;
     /** Attached tables whose capture-log rows the current transaction took: deleted there after it commits. */
     private final Set<TableName> collected = new HashSet<>();
     /** Attached tables the current transaction untracked: their triggers go after it commits. */
     private final Set<TableName> released = new HashSet<>();
 
-    AttachedCapture(Connection connection, Catalog catalog, ViewRegistry registry) {
+    AttachedCapture(Connection connection, DuckDbCatalog catalog, ViewRegistry registry) {
         this.connection = connection;
         this.catalog = catalog;
         this.registry = registry;

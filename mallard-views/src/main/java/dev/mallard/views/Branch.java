@@ -13,7 +13,7 @@ import java.util.stream.Collectors;
  * One SELECT of a view (a view of several is a UNION): its source and the columns it contributes, as SQL over
  * the source's aliases. The rows of several branches are the UNION ALL of each branch's rows.
  */
-record Branch(Source source, List<String> columns) {
+record Branch(FilteredJoin source, List<String> columns) {
     Branch {
         requireNonNull(source, "source is null");
         columns = List.copyOf(columns);

@@ -33,7 +33,7 @@ final class ChangeCapture {
      */
     static void track(Connection connection, TableName table, List<String> columns) {
         String log = table.captureLog();
-        String w = Source.WEIGHT;
+        String w = FilteredJoin.WEIGHT;
         String list = columns.stream().map(SqlText::identifier).collect(Collectors.joining(", "));
         String into = log;
         if (table.isHome()) {
@@ -148,7 +148,7 @@ final class ChangeCapture {
 
     /** The columns the triggers capture (the table's columns when it was tracked). */
     static List<String> capturedColumns(Connection connection, TableName table) {
-        return Sql.strings(connection, "SELECT column_name FROM (DESCRIBE SELECT * EXCLUDE (" + Source.WEIGHT + ") FROM "
+        return Sql.strings(connection, "SELECT column_name FROM (DESCRIBE SELECT * EXCLUDE (" + FilteredJoin.WEIGHT + ") FROM "
                 + table.deltaTable() + ")");
     }
 }

@@ -46,12 +46,12 @@ record Fingerprint(long rows, BigInteger hash) {
 
     /** The rows a delta log adds: the sum of its weights. */
     private static String deltaRows() {
-        return "CAST(coalesce(sum(" + Source.WEIGHT + "), 0) AS BIGINT)";
+        return "CAST(coalesce(sum(" + FilteredJoin.WEIGHT + "), 0) AS BIGINT)";
     }
 
     /** The hash sum a delta log adds: each row's hash times its weight. */
     private static String deltaHash() {
-        String w = Source.WEIGHT;
+        String w = FilteredJoin.WEIGHT;
         return "coalesce(sum(hash(*COLUMNS(* EXCLUDE (" + w + ")))::HUGEINT * " + w + "), 0)";
     }
 

@@ -7,15 +7,15 @@ import java.util.Optional;
 
 /**
  * A view's FROM clause as a tree: mentions of base tables joined two at a time. Inner and cross joins are
- * linear in each input; outer, semi and anti joins are kept as such so that {@link Source} can split them
+ * linear in each input; outer, semi and anti joins are kept as such so that {@link FilteredJoin} can split them
  * into inner joins and "no matching row" (or "some matching row") conditions, which it maintains separately.
  */
 sealed interface FromNode permits FromNode.Mention, FromNode.Join {
-    /** The mention of {@code Source.occurrences().get(index)}. */
+    /** The mention of {@code FilteredJoin.occurrences().get(index)}. */
     record Mention(int index) implements FromNode {}
 
     /**
-     * @param id the join's position in the clause, unique within one view, so a {@link Source.Term} can say
+     * @param id the join's position in the clause, unique within one view, so a {@link FilteredJoin.Term} can say
      *     which side of which outer join it takes
      * @param condition the ON condition as DuckDB prints it; empty for a cross join
      */

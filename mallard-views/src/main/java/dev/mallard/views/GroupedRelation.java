@@ -24,7 +24,7 @@ import java.util.stream.Collectors;
  * @param columns the SELECT list over the source, aggregates included
  * @param names the relation's column names
  */
-record GroupedRelation(String view, int index, Source source, List<String> keys, List<String> columns,
+record GroupedRelation(String view, int index, FilteredJoin source, List<String> keys, List<String> columns,
         Optional<String> having, List<String> names) {
     GroupedRelation {
         requireNonNull(view, "view is null");
@@ -43,7 +43,7 @@ record GroupedRelation(String view, int index, Source source, List<String> keys,
 
     /** The change since the last sync, with its weight column, as a FROM item without alias. */
     String delta() {
-        return "(SELECT " + nameList("") + ", CAST(1 AS INTEGER) AS " + Source.WEIGHT + " FROM " + fresh()
+        return "(SELECT " + nameList("") + ", CAST(1 AS INTEGER) AS " + FilteredJoin.WEIGHT + " FROM " + fresh()
                 + " UNION ALL SELECT " + nameList("s.") + ", CAST(-1 AS INTEGER) FROM " + state() + " AS s WHERE " + touched("s") + ")";
     }
 
@@ -64,7 +64,7 @@ record GroupedRelation(String view, int index, Source source, List<String> keys,
             touchedKeys.add("TRUE AS mallard_any");
         }
         Set<TableName> moving = moved ? changed : Set.of();
-        Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + touchedTable() + " AS SELECT DISTINCT * EXCLUDE (" + Source.WEIGHT
+        Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + touchedTable() + " AS SELECT DISTINCT * EXCLUDE (" + FilteredJoin.WEIGHT
                 + ") FROM (" + source.delta(touchedKeys, moving) + ")");
         List<String> restriction = new ArrayList<>();
         for (int i = 0; i < keys.size(); i++) {
@@ -89,7 +89,7 @@ record GroupedRelation(String view, int index, Source source, List<String> keys,
     }
 
     /** The relation's rows over a source, with the group keys first. */
-    private String rows(Source rows) {
+    private String rows(FilteredJoin rows) {
         List<String> selected = new ArrayList<>();
         for (int i = 0; i < keys.size(); i++) {
             selected.add(keys.get(i) + " AS mallard_k" + i);
@@ -97,7 +97,7 @@ record GroupedRelation(String view, int index, Source source, List<String> keys,
         for (int j = 0; j < columns.size(); j++) {
             selected.add(columns.get(j) + " AS " + SqlText.identifier(names.get(j)));
         }
-        return "SELECT * EXCLUDE (" + Source.WEIGHT + ") FROM (" + rows.current(selected)
+        return "SELECT * EXCLUDE (" + FilteredJoin.WEIGHT + ") FROM (" + rows.current(selected)
                 + (keys.isEmpty() ? "" : "\nGROUP BY " + String.join(", ", keys)) + having.map(h -> "\nHAVING " + h).orElse("") + ")";
     }
 

@@ -51,7 +51,7 @@ record ImmediateView(String view, String relation, List<Branch> branches, List<S
             return Optional.empty();
         }
         for (Branch branch : projection.branches()) {
-            Source source = branch.source();
+            FilteredJoin source = branch.source();
             if (!source.innerOnly()) {
                 return Optional.empty();
             }
@@ -147,7 +147,7 @@ record ImmediateView(String view, String relation, List<Branch> branches, List<S
     private String rows(Branch branch, int m, String transition) {
         String weighted = branch.source().reading(branch.columns(), "1", i -> i == m ? transition
                 : branch.source().occurrences().get(i).now());
-        return "SELECT * EXCLUDE (" + Source.WEIGHT + ") FROM (" + weighted + ") AS mallard_r";
+        return "SELECT * EXCLUDE (" + FilteredJoin.WEIGHT + ") FROM (" + weighted + ") AS mallard_r";
     }
 
     /**

@@ -61,7 +61,7 @@ public final class MaterializedViews implements AutoCloseable {
     private final DuckDBConnection user;
     private final DuckDBConnection connection;
     private final ViewRegistry registry;
-    private final Catalog catalog;
+    private final DuckDbCatalog catalog;
     private final SqlTree tree;
     private final ViewCompiler compiler;
     private final AttachedCapture attachedCapture;
@@ -123,7 +123,7 @@ public final class MaterializedViews implements AutoCloseable {
     /** Whether the running sync keeps the changes of the views merged on read: not for a writer's. */
     private boolean keepMergedChanges = true;
     /** The catalog's signal in this JVM, and its stamp as of the last poll that found the catalog as compiled. */
-    private CatalogSignal signal;
+    private ViewRegistrySignal signal;
     private long polledStamp = -1;
     /** Whether the running transaction changed the catalog (it marked {@link #signal} changing). */
     private boolean catalogChanging;
@@ -143,7 +143,7 @@ public final class MaterializedViews implements AutoCloseable {
         this.statements = new StatementCache(connection);
         this.scratch = ScratchTables.kept(connection, statements);
         this.registry = new ViewRegistry(connection);
-        this.catalog = new Catalog(connection);
+        this.catalog = new DuckDbCatalog(connection);
         this.tree = new SqlTree(connection);
         this.compiler = new ViewCompiler(tree, catalog, recursionLimit);
         this.attachedCapture = new AttachedCapture(connection, catalog, registry);
@@ -191,7 +191,7 @@ public final class MaterializedViews implements AutoCloseable {
 
     private void restore(boolean check) {
         ensureCatalog();
-        signal = CatalogSignal.of(registry.instance());
+        signal = ViewRegistrySignal.of(registry.instance());
         maintaining(() -> {
             reload();
             return null;
@@ -241,7 +241,7 @@ public final class MaterializedViews implements AutoCloseable {
     static final Duration MAINTENANCE_WAIT = Duration.ofSeconds(120);
 
     /**
-     * Runs maintenance under the database's lock in this JVM ({@link CatalogSignal#maintenance()}), waiting at most
+     * Runs maintenance under the database's lock in this JVM ({@link ViewRegistrySignal#maintenance()}), waiting at most
      * {@link #MAINTENANCE_WAIT} for another attachment's maintenance to end. Reentrant: maintenance that calls
      * maintenance (a create's sync) holds it once.
      */
@@ -740,7 +740,7 @@ public final class MaterializedViews implements AutoCloseable {
         Sql.createEmpty(connection, "CREATE TABLE " + SqlText.identifier(name), "SELECT * FROM (" + query + "\n) AS q", "");
         List<String> columns = viewColumns(name);
         for (String column : columns) {
-            if (column.equalsIgnoreCase(Source.WEIGHT) || column.equalsIgnoreCase("rowid")) {
+            if (column.equalsIgnoreCase(FilteredJoin.WEIGHT) || column.equalsIgnoreCase("rowid")) {
                 throw Refusal.unsupported(name, "an output column named " + column,
                         "alias it (AS ...): the maintainer uses that name for the weight and the row id");
             }

@@ -30,12 +30,12 @@ import java.util.Set;
  * @param feeds the relations whose changes touch partitions, and the keys of the partitions a changed row touches
  * @param scalars the uncorrelated scalar subqueries
  */
-record PartitionProgram(String view, Source source, List<String> outputs, Optional<String> qualify,
+record PartitionProgram(String view, FilteredJoin source, List<String> outputs, Optional<String> qualify,
         Optional<List<String>> partition, List<Feed> feeds, List<Scalar> scalars) implements DeltaProgram {
     private static final String TOUCHED = "mallard_touched";
 
     /** A relation whose changed rows touch the partitions with their {@code keys}. */
-    record Feed(Source source, List<String> keys) {
+    record Feed(FilteredJoin source, List<String> keys) {
         Feed {
             requireNonNull(source, "source is null");
             keys = List.copyOf(keys);
@@ -74,7 +74,7 @@ record PartitionProgram(String view, Source source, List<String> outputs, Option
             Sql.update(connection, "CREATE OR REPLACE TABLE " + scalarTable() + " AS SELECT " + scalarValues());
         }
         if (keyed()) {
-            Sql.update(connection, "CREATE OR REPLACE TABLE " + stateTable() + " AS SELECT * EXCLUDE (" + Source.WEIGHT + ") FROM ("
+            Sql.update(connection, "CREATE OR REPLACE TABLE " + stateTable() + " AS SELECT * EXCLUDE (" + FilteredJoin.WEIGHT + ") FROM ("
                     + keyedRows(source) + ")");
             writeState(connection, "1", "TRUE");
         } else {
@@ -114,7 +114,7 @@ record PartitionProgram(String view, Source source, List<String> outputs, Option
         String inState = touchedBy(keyColumns("s."));
         writeState(connection, "-1", inState);
         Sql.update(connection, "DELETE FROM " + stateTable() + " AS s WHERE " + inState);
-        Sql.update(connection, "INSERT INTO " + stateTable() + " SELECT * EXCLUDE (" + Source.WEIGHT + ") FROM ("
+        Sql.update(connection, "INSERT INTO " + stateTable() + " SELECT * EXCLUDE (" + FilteredJoin.WEIGHT + ") FROM ("
                 + keyedRows(source.restricted(touchedBy(partition.get().stream().map(k -> "(" + k + ")").toList())))
                 + ")");
         writeState(connection, "1", inState);
@@ -134,7 +134,7 @@ record PartitionProgram(String view, Source source, List<String> outputs, Option
         if (keyed()) {
             writeState(connection, "-1", "TRUE");
             Sql.update(connection, "DELETE FROM " + stateTable());
-            Sql.update(connection, "INSERT INTO " + stateTable() + " SELECT * EXCLUDE (" + Source.WEIGHT + ") FROM ("
+            Sql.update(connection, "INSERT INTO " + stateTable() + " SELECT * EXCLUDE (" + FilteredJoin.WEIGHT + ") FROM ("
                     + keyedRows(source) + ")");
             writeState(connection, "1", "TRUE");
             return;
@@ -186,12 +186,12 @@ record PartitionProgram(String view, Source source, List<String> outputs, Option
     }
 
     /** The view's rows of a source, windows evaluated and QUALIFY applied, weight 1. */
-    private String rows(Source rows, List<String> columns) {
+    private String rows(FilteredJoin rows, List<String> columns) {
         return rows.current(columns) + qualify.map(q -> "\nQUALIFY " + q).orElse("");
     }
 
     /** The rows with their partition keys first: the state table's columns. */
-    private String keyedRows(Source rows) {
+    private String keyedRows(FilteredJoin rows) {
         List<String> columns = aliased(partition.orElseThrow(), "mallard_k");
         columns.addAll(aliased(outputs, "mallard_o"));
         return rows(rows, columns);

@@ -156,12 +156,12 @@ record RecursiveProgram(TableName closure, List<String> columns, List<Branch> ba
         }
         iterate(connection, run);
         // The closure's change: a row both over-deleted and derived again did not move.
-        run.update("CREATE OR REPLACE TEMP TABLE " + CHANGE + " AS SELECT *, 1 AS " + Source.WEIGHT + " FROM ("
+        run.update("CREATE OR REPLACE TEMP TABLE " + CHANGE + " AS SELECT *, 1 AS " + FilteredJoin.WEIGHT + " FROM ("
                 + "SELECT * FROM " + ADDED + " EXCEPT SELECT * FROM " + DELETED + ") UNION ALL SELECT *, -1 FROM ("
                 + "SELECT * FROM " + DELETED + " EXCEPT SELECT * FROM " + ADDED + ")");
-        Source outer = result.source();
+        FilteredJoin outer = result.source();
         String alias = SqlText.identifier(outer.occurrences().get(0).alias());
-        run.update("INSERT INTO " + ViewTable.OUTPUT + " " + outer.reading(result.columns(), alias + "." + Source.WEIGHT,
+        run.update("INSERT INTO " + ViewTable.OUTPUT + " " + outer.reading(result.columns(), alias + "." + FilteredJoin.WEIGHT,
                 i -> CHANGE));
     }
 
@@ -220,7 +220,7 @@ record RecursiveProgram(TableName closure, List<String> columns, List<Branch> ba
             }
             TableName table = occurrence.table().orElseThrow();
             String list = occurrence.columns().stream().map(SqlText::identifier).collect(Collectors.joining(", "));
-            String logged = "SELECT " + list + " FROM " + table.deltaTable() + " WHERE " + Source.WEIGHT;
+            String logged = "SELECT " + list + " FROM " + table.deltaTable() + " WHERE " + FilteredJoin.WEIGHT;
             return switch (reading.apply(i)) {
                 case NOW -> table.sql();
                 case DELETED_ROWS -> "(" + logged + " < 0)";
@@ -233,7 +233,7 @@ record RecursiveProgram(TableName closure, List<String> columns, List<Branch> ba
         for (int j = 0; j < columns.size(); j++) {
             named.add(branch.columns().get(j) + " AS " + SqlText.identifier(columns.get(j)));
         }
-        return "SELECT DISTINCT * EXCLUDE (" + Source.WEIGHT + ") FROM (" + branch.source().reading(named, "1", relation) + ")";
+        return "SELECT DISTINCT * EXCLUDE (" + FilteredJoin.WEIGHT + ") FROM (" + branch.source().reading(named, "1", relation) + ")";
     }
 
     /** The union of derivations restricted to rows the closure holds. */

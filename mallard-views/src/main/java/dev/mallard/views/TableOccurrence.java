@@ -62,7 +62,7 @@ record TableOccurrence(String alias, List<String> columns, Optional<TableName> t
         if (grouped.isPresent()) {
             return grouped.get().now();
         }
-        return table.map(TableName::sql).orElseGet(() -> "(SELECT * EXCLUDE (" + Source.WEIGHT + ") FROM ("
+        return table.map(TableName::sql).orElseGet(() -> "(SELECT * EXCLUDE (" + FilteredJoin.WEIGHT + ") FROM ("
                 + Branch.current(derived) + ") AS mallard_q(" + names() + "))");
     }
 
@@ -76,6 +76,6 @@ record TableOccurrence(String alias, List<String> columns, Optional<TableName> t
     }
 
     private String names() {
-        return columns.stream().map(SqlText::identifier).collect(Collectors.joining(", ")) + ", " + Source.WEIGHT;
+        return columns.stream().map(SqlText::identifier).collect(Collectors.joining(", ")) + ", " + FilteredJoin.WEIGHT;
     }
 }

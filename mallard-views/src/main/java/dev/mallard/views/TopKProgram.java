@@ -18,7 +18,7 @@ import java.util.Set;
  * @param keys the ORDER BY expressions over the source
  * @param directions per key, {@code ASC}/{@code DESC} and {@code NULLS FIRST}/{@code LAST} as written (may be empty)
  */
-record TopKProgram(String view, Source source, List<String> outputs, List<String> keys, List<String> directions, long limit,
+record TopKProgram(String view, FilteredJoin source, List<String> outputs, List<String> keys, List<String> directions, long limit,
         long offset) implements DeltaProgram {
     private static final String CHANGED = "mallard_topk_changed";
 
@@ -51,7 +51,7 @@ record TopKProgram(String view, Source source, List<String> outputs, List<String
         for (int i = 0; i < keys.size(); i++) {
             sortKeys.add(keys.get(i) + " AS mallard_o" + i);
         }
-        Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + CHANGED + " AS SELECT * EXCLUDE (" + Source.WEIGHT + ") FROM ("
+        Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + CHANGED + " AS SELECT * EXCLUDE (" + FilteredJoin.WEIGHT + ") FROM ("
                 + source.delta(sortKeys, changed) + ")");
         long entering = Sql.count(connection, "SELECT count(*) FROM (SELECT mallard_changed, rank() OVER (ORDER BY "
                 + order(stateKeys()) + ") AS mallard_rank FROM (SELECT *, false AS mallard_changed FROM " + stateTable()
@@ -74,7 +74,7 @@ record TopKProgram(String view, Source source, List<String> outputs, List<String
         for (int i = 0; i < keys.size(); i++) {
             sortKeys.add(keys.get(i) + " AS mallard_o" + i);
         }
-        return "SELECT * EXCLUDE (" + Source.WEIGHT + ") FROM (" + source.current(sortKeys) + "\nORDER BY " + order(keys)
+        return "SELECT * EXCLUDE (" + FilteredJoin.WEIGHT + ") FROM (" + source.current(sortKeys) + "\nORDER BY " + order(keys)
                 + "\nLIMIT " + (limit + offset) + ")";
     }
 

@@ -32,10 +32,10 @@ import java.util.stream.Collectors;
  */
 final class ViewCompiler {
     private final SqlTree tree;
-    private final Catalog catalog;
+    private final DuckDbCatalog catalog;
     private final RecursionLimit recursionLimit;
 
-    ViewCompiler(SqlTree tree, Catalog catalog, RecursionLimit recursionLimit) {
+    ViewCompiler(SqlTree tree, DuckDbCatalog catalog, RecursionLimit recursionLimit) {
         this.tree = tree;
         this.catalog = catalog;
         this.recursionLimit = recursionLimit;
@@ -264,7 +264,7 @@ final class ViewCompiler {
      * A correlated scalar subquery: the outer expressions it is correlated on, the inner expressions they equal
      * (in the same order), and its FROM with the conditions that do not refer to the outer row.
      */
-    private record Correlation(List<JsonNode> outer, List<String> inner, Source source) {}
+    private record Correlation(List<JsonNode> outer, List<String> inner, FilteredJoin source) {}
 
     private enum Side { INNER, OUTER }
 
@@ -329,7 +329,7 @@ final class ViewCompiler {
                 return partitioned(node, special);
             }
             checkQueryShape(node);
-            Source source = source(node);
+            FilteredJoin source = source(node);
             List<JsonNode> select = expandStars(node.path("select_list"), source);
             List<JsonNode> groups = new ArrayList<>();
             node.path("group_expressions").forEach(groups::add);
@@ -394,7 +394,7 @@ final class ViewCompiler {
                 throw Refusal.unsupported(view, "ORDER BY ... LIMIT together with window functions or scalar subqueries",
                         "create the rows as a materialized view and the top-k as a materialized view over it");
             }
-            Source source = source(node);
+            FilteredJoin source = source(node);
             List<JsonNode> select = expandStars(node.path("select_list"), source);
             if (node.path("group_expressions").size() > 0 || present(node.path("having"))
                     || select.stream().anyMatch(this::containsAggregate)) {
@@ -484,7 +484,7 @@ final class ViewCompiler {
             checkQueryShape(bare);
             allowed.addAll(special);
             try {
-                Source source = source(node);
+                FilteredJoin source = source(node);
                 List<JsonNode> select = expandStars(node.path("select_list"), source);
                 if (distinct(node) || node.path("group_expressions").size() > 0 || present(node.path("having"))
                         || select.stream().anyMatch(this::containsAggregate)) {
@@ -542,7 +542,7 @@ final class ViewCompiler {
                     partition.add(tree.print(key));
                 }
                 List<PartitionProgram.Feed> feeds = new ArrayList<>();
-                feeds.add(new PartitionProgram.Feed(new Source(source.from(), source.occurrences(), Optional.empty()), partition));
+                feeds.add(new PartitionProgram.Feed(new FilteredJoin(source.from(), source.occurrences(), Optional.empty()), partition));
                 for (Correlation correlation : correlations) {
                     List<String> inner = new ArrayList<>();
                     for (JsonNode key : keys) {
@@ -566,7 +566,7 @@ final class ViewCompiler {
          * A correlated scalar subquery's correlation: {@code SELECT <one expression over its FROM> FROM ... WHERE
          * ...} where each condition that refers to the outer row is {@code inner = outer} AND-ed into the WHERE.
          */
-        private Correlation correlation(JsonNode query, Source outer) {
+        private Correlation correlation(JsonNode query, FilteredJoin outer) {
             String alternative = "write it as SELECT <one expression> FROM ... WHERE inner_column = outer_column AND ...";
             if (!"SELECT_NODE".equals(query.path("type").asText()) || query.path("cte_map").path("map").size() > 0
                     || query.path("modifiers").size() > 0 || query.path("group_expressions").size() > 0
@@ -611,11 +611,11 @@ final class ViewCompiler {
                 throw Refusal.unsupported(view, "a correlated scalar subquery whose SELECT refers to the outer query", alternative);
             }
             Optional<String> where = filters.isEmpty() ? Optional.empty() : Optional.of(String.join(" AND ", filters));
-            return new Correlation(outerKeys, innerKeys, new Source(from, occurrences, where));
+            return new Correlation(outerKeys, innerKeys, new FilteredJoin(from, occurrences, where));
         }
 
         /** Which query the column references of an expression belong to: the subquery's FROM first, as SQL binds. */
-        private Set<Side> sides(JsonNode expression, List<TableOccurrence> inner, Source outer) {
+        private Set<Side> sides(JsonNode expression, List<TableOccurrence> inner, FilteredJoin outer) {
             Set<Side> sides = new HashSet<>();
             if ("SUBQUERY".equals(expression.path("class").asText())) {
                 throw Refusal.unsupported(view, "a subquery inside a correlated scalar subquery",
@@ -770,7 +770,7 @@ final class ViewCompiler {
                     }
                 }
                 ctes = outer;
-                Source source = source(node);
+                FilteredJoin source = source(node);
                 List<JsonNode> select = expandStars(node.path("select_list"), source);
                 if (source.occurrences().size() != 1 || !source.requirements().isEmpty() || distinct(node)
                         || node.path("group_expressions").size() > 0 || present(node.path("having"))
@@ -920,18 +920,18 @@ final class ViewCompiler {
          * {@code x [NOT] IN (...)} over a subquery become requirements on the subquery's rows (a semi or anti
          * join, maintained like the padded side of an outer join); any other subquery is refused.
          */
-        private Source source(JsonNode node) {
+        private FilteredJoin source(JsonNode node) {
             List<TableOccurrence> occurrences = new ArrayList<>();
             FromNode from = from(node.path("from_table"), occurrences);
-            Source outer = new Source(from, occurrences, Optional.empty());
+            FilteredJoin outer = new FilteredJoin(from, occurrences, Optional.empty());
             List<String> filters = new ArrayList<>();
-            List<Source.Requirement> requirements = new ArrayList<>();
+            List<FilteredJoin.Requirement> requirements = new ArrayList<>();
             List<JsonNode> conjuncts = new ArrayList<>();
             if (present(node.path("where_clause"))) {
                 conjuncts(node.path("where_clause"), conjuncts);
             }
             for (JsonNode conjunct : conjuncts) {
-                List<Source.Requirement> required = requirements(conjunct, outer);
+                List<FilteredJoin.Requirement> required = requirements(conjunct, outer);
                 if (!required.isEmpty()) {
                     requirements.addAll(required);
                 } else {
@@ -941,7 +941,7 @@ final class ViewCompiler {
             }
             Optional<String> where = filters.isEmpty() ? Optional.empty() : Optional.of(filters.size() == 1 ? filters.get(0)
                     : filters.stream().map(f -> "(" + f + ")").collect(Collectors.joining(" AND ")));
-            return new Source(from, occurrences, where, requirements);
+            return new FilteredJoin(from, occurrences, where, requirements);
         }
 
         private void conjuncts(JsonNode expression, List<JsonNode> out) {
@@ -961,7 +961,7 @@ final class ViewCompiler {
          * OR x IS NULL} says the same, but DuckDB can only run an OR condition as a nested loop.) Empty when
          * the conjunct is not such a subquery.
          */
-        private List<Source.Requirement> requirements(JsonNode conjunct, Source outer) {
+        private List<FilteredJoin.Requirement> requirements(JsonNode conjunct, FilteredJoin outer) {
             boolean negated = false;
             JsonNode expression = conjunct;
             if ("OPERATOR_NOT".equals(expression.path("type").asText()) && expression.path("children").size() == 1) {
@@ -984,7 +984,7 @@ final class ViewCompiler {
                             "create the set operation as a materialized view of its own and read that view in the subquery");
                 }
                 checkQueryShape(query);
-                Source inner = source(query);
+                FilteredJoin inner = source(query);
                 List<JsonNode> select = expandStars(query.path("select_list"), inner);
                 if (query.path("group_expressions").size() > 0 || present(query.path("having"))
                         || select.stream().anyMatch(this::containsAggregate)) {
@@ -994,7 +994,7 @@ final class ViewCompiler {
                 // Existence ignores duplicates, so DISTINCT changes nothing; distinct() still refuses DISTINCT ON.
                 distinct(query);
                 if (!"ANY".equals(type)) {
-                    return List.of(new Source.Requirement(inner, negated, Optional.empty(), correlated(inner)));
+                    return List.of(new FilteredJoin.Requirement(inner, negated, Optional.empty(), correlated(inner)));
                 }
                 if (!"COMPARE_EQUAL".equals(expression.path("comparison_type").asText()) || select.size() != 1) {
                     throw Refusal.unsupported(view, "a comparison with ANY or ALL over a subquery",
@@ -1012,20 +1012,20 @@ final class ViewCompiler {
                 }
                 String x = "(" + tree.print(tested) + ")";
                 String e = "(" + printed(select).get(0) + ")";
-                Source.Requirement equal = new Source.Requirement(inner.restricted(e + " = " + x), negated);
+                FilteredJoin.Requirement equal = new FilteredJoin.Requirement(inner.restricted(e + " = " + x), negated);
                 if (!negated) {
                     return List.of(equal);
                 }
-                Source nulls = inner.restricted(e + " IS NULL");
-                return List.of(equal, new Source.Requirement(nulls, true, Optional.empty(), correlated(nulls)),
-                        new Source.Requirement(inner, true, Optional.of(x + " IS NOT NULL"), correlated(inner)));
+                FilteredJoin nulls = inner.restricted(e + " IS NULL");
+                return List.of(equal, new FilteredJoin.Requirement(nulls, true, Optional.empty(), correlated(nulls)),
+                        new FilteredJoin.Requirement(inner, true, Optional.of(x + " IS NOT NULL"), correlated(inner)));
             } finally {
                 ctes = enclosing;
             }
         }
 
         /** Whether a subquery's rows depend on the enclosing row (it does not bind on its own). */
-        private boolean correlated(Source inner) {
+        private boolean correlated(FilteredJoin inner) {
             return !catalog.binds(inner.current(List.of()));
         }
 
@@ -1048,7 +1048,7 @@ final class ViewCompiler {
          * The expression with each one-part column name that belongs to a mention of {@code outer} qualified by
          * that mention's alias, so it keeps its meaning when moved into the subquery's WHERE.
          */
-        private JsonNode qualified(JsonNode expression, Source outer) {
+        private JsonNode qualified(JsonNode expression, FilteredJoin outer) {
             if ("COLUMN_REF".equals(expression.path("class").asText()) && expression.path("column_names").size() == 1) {
                 String column = expression.path("column_names").get(0).asText();
                 List<TableOccurrence> owners = outer.visible().stream()
@@ -1081,7 +1081,7 @@ final class ViewCompiler {
             return expression;
         }
 
-        private DeltaProgram aggregate(Source source, JsonNode node, List<JsonNode> select, List<JsonNode> groups,
+        private DeltaProgram aggregate(FilteredJoin source, JsonNode node, List<JsonNode> select, List<JsonNode> groups,
                 JsonNode having) {
             JsonNode sets = node.path("group_sets");
             if (sets.size() > 1 || (sets.size() == 1 && sets.get(0).size() != groups.size())) {
@@ -1360,8 +1360,8 @@ final class ViewCompiler {
                             + ": no table " + finalSchema + "." + written + " (temporary tables cannot be sources; a table of an "
                             + "ATTACHed database needs that database attached)"));
             List<String> columns = catalog.columns(name);
-            if (columns.stream().anyMatch(c -> c.equalsIgnoreCase(Source.WEIGHT))) {
-                throw Refusal.unsupported(view, "the column " + Source.WEIGHT + " of " + name,
+            if (columns.stream().anyMatch(c -> c.equalsIgnoreCase(FilteredJoin.WEIGHT))) {
+                throw Refusal.unsupported(view, "the column " + FilteredJoin.WEIGHT + " of " + name,
                         "rename it: Mallard's delta logs use that name for the weight");
             }
             occurrences.add(TableOccurrence.table(name, alias.isEmpty() ? written : alias, columns));
@@ -1444,7 +1444,7 @@ final class ViewCompiler {
             ctes = withCtes(node);
             try {
                 checkQueryShape(node);
-                Source source = source(node);
+                FilteredJoin source = source(node);
                 List<JsonNode> select = expandStars(node.path("select_list"), source);
                 List<JsonNode> groups = new ArrayList<>();
                 node.path("group_expressions").forEach(groups::add);
@@ -1502,7 +1502,7 @@ final class ViewCompiler {
         }
 
         /** Refuses a column reference that none of the relation's own tables has (lateral, or an output alias). */
-        private void checkOwnColumns(JsonNode expression, Source source, String alias) {
+        private void checkOwnColumns(JsonNode expression, FilteredJoin source, String alias) {
             if ("SUBQUERY".equals(expression.path("class").asText())) {
                 return;
             }
@@ -1550,7 +1550,7 @@ final class ViewCompiler {
                     return branches;
                 }
                 checkQueryShape(node);
-                Source source = source(node);
+                FilteredJoin source = source(node);
                 List<JsonNode> select = expandStars(node.path("select_list"), source);
                 if (distinct(node) || node.path("group_expressions").size() > 0 || present(node.path("having"))
                         || select.stream().anyMatch(this::containsAggregate)) {
@@ -1572,7 +1572,7 @@ final class ViewCompiler {
             }
         }
 
-        private List<JsonNode> expandStars(JsonNode selectList, Source source) {
+        private List<JsonNode> expandStars(JsonNode selectList, FilteredJoin source) {
             List<JsonNode> expanded = new ArrayList<>();
             for (JsonNode expression : selectList) {
                 if (!"STAR".equals(expression.path("class").asText())) {

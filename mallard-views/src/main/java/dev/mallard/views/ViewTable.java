@@ -48,21 +48,21 @@ final class ViewTable {
      */
     String changesQuery(Connection connection) {
         boolean kept = Sql.temporaryTableExists(connection, "mallard_changes$" + view);
-        String source = kept ? net : "(SELECT *, 0::INTEGER AS " + Source.WEIGHT + " FROM " + relation + " LIMIT 0)";
-        return "SELECT * EXCLUDE (" + Source.WEIGHT + "), " + Source.WEIGHT + " AS weight FROM " + source + " AS c";
+        String source = kept ? net : "(SELECT *, 0::INTEGER AS " + FilteredJoin.WEIGHT + " FROM " + relation + " LIMIT 0)";
+        return "SELECT * EXCLUDE (" + FilteredJoin.WEIGHT + "), " + FilteredJoin.WEIGHT + " AS weight FROM " + source + " AS c";
     }
 
     /** An empty output table with the view's column types and a weight column. */
     void prepareOutput(Connection connection) {
         if (outputColumns == null) {
-            outputColumns = Sql.columnDefinitions(connection, "SELECT * FROM " + relation) + ", " + Source.WEIGHT + " INTEGER";
+            outputColumns = Sql.columnDefinitions(connection, "SELECT * FROM " + relation) + ", " + FilteredJoin.WEIGHT + " INTEGER";
         }
         Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + OUTPUT + " (" + outputColumns + ")");
     }
 
     /** Applies the output delta; returns how many view rows were deleted plus inserted. */
     long apply(Connection connection) {
-        String w = Source.WEIGHT;
+        String w = FilteredJoin.WEIGHT;
         String list = columns.stream().map(SqlText::identifier).collect(Collectors.joining(", "));
         String netList = columns.stream().map(c -> "n." + SqlText.identifier(c)).collect(Collectors.joining(", "));
         Sql.update(connection, "CREATE OR REPLACE TEMP TABLE " + net + " AS SELECT " + list + ", sum(" + w + ") AS " + w
@@ -116,7 +116,7 @@ final class ViewTable {
      * row as many times as its weight, with no consolidation and nothing to delete. Returns the rows inserted.
      */
     long fill(Connection connection) {
-        String w = Source.WEIGHT;
+        String w = FilteredJoin.WEIGHT;
         String outputList = columns.stream().map(c -> "o." + SqlText.identifier(c)).collect(Collectors.joining(", "));
         long inserted = Sql.update(connection, "INSERT INTO " + relation + " SELECT " + outputList + " FROM " + OUTPUT + " AS o WHERE o."
                 + w + " > 0");

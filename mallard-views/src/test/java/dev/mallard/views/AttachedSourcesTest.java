@@ -13,7 +13,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Source tables in ATTACHed databases: captured in their own database, keyed by database.schema.table. */
+/** Base tables in ATTACHed databases: captured in their own database, keyed by database.schema.table. */
 class AttachedSourcesTest {
     private static final String TOTALS = "SELECT s.city, sum(s.amount) AS total, count(*) AS n, max(c.region) AS region "
             + "FROM o.main.sales s JOIN cities c ON s.city = c.city GROUP BY s.city";

@@ -16,8 +16,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * catalog while this one holds it. A false alarm (a rolled-back change, two databases copied from one file)
  * only makes a writer poll.
  */
-final class CatalogSignal {
-    private static final ConcurrentHashMap<String, CatalogSignal> SIGNALS = new ConcurrentHashMap<>();
+final class ViewRegistrySignal {
+    private static final ConcurrentHashMap<String, ViewRegistrySignal> SIGNALS = new ConcurrentHashMap<>();
 
     private final AtomicLong changes = new AtomicLong();
     /**
@@ -28,11 +28,11 @@ final class CatalogSignal {
     private final ReentrantLock maintenance = new ReentrantLock();
     private final AtomicInteger changing = new AtomicInteger();
 
-    private CatalogSignal() {}
+    private ViewRegistrySignal() {}
 
     /** The signal of the catalog with that instance id. */
-    static CatalogSignal of(String instance) {
-        return SIGNALS.computeIfAbsent(instance, i -> new CatalogSignal());
+    static ViewRegistrySignal of(String instance) {
+        return SIGNALS.computeIfAbsent(instance, i -> new ViewRegistrySignal());
     }
 
     /**

@@ -32,7 +32,7 @@ import java.util.stream.Collectors;
  *
  * @param requirements {@code [NOT] EXISTS} conditions that the WHERE clause ANDs to {@code where}
  */
-record Source(FromNode from, List<TableOccurrence> occurrences, Optional<String> where, List<Requirement> requirements) {
+record FilteredJoin(FromNode from, List<TableOccurrence> occurrences, Optional<String> where, List<Requirement> requirements) {
     static final String WEIGHT = "mallard_w";
 
     /** Which side of an outer join a term takes: both (matched), or one side with the other padded with NULLs. */
@@ -45,13 +45,13 @@ record Source(FromNode from, List<TableOccurrence> occurrences, Optional<String>
      *
      * @param correlated whether {@code inner} refers to the outer row (false: it has one answer for all rows)
      */
-    record Requirement(Source inner, boolean absent, Optional<String> unless, boolean correlated) {
+    record Requirement(FilteredJoin inner, boolean absent, Optional<String> unless, boolean correlated) {
         Requirement {
             requireNonNull(inner, "inner is null");
             requireNonNull(unless, "unless is null");
         }
 
-        Requirement(Source inner, boolean absent) {
+        Requirement(FilteredJoin inner, boolean absent) {
             this(inner, absent, Optional.empty(), true);
         }
 
@@ -90,14 +90,14 @@ record Source(FromNode from, List<TableOccurrence> occurrences, Optional<String>
         }
     }
 
-    Source {
+    FilteredJoin {
         requireNonNull(from, "from is null");
         occurrences = List.copyOf(occurrences);
         requireNonNull(where, "where is null");
         requirements = List.copyOf(requirements);
     }
 
-    Source(FromNode from, List<TableOccurrence> occurrences, Optional<String> where) {
+    FilteredJoin(FromNode from, List<TableOccurrence> occurrences, Optional<String> where) {
         this(from, occurrences, where, List.of());
     }
 
@@ -156,8 +156,8 @@ record Source(FromNode from, List<TableOccurrence> occurrences, Optional<String>
     }
 
     /** The same FROM and requirements with {@code condition} AND-ed to the WHERE clause. */
-    Source restricted(String condition) {
-        return new Source(from, occurrences, Optional.of(where.map(w -> "(" + w + ") AND (" + condition + ")").orElse(condition)),
+    FilteredJoin restricted(String condition) {
+        return new FilteredJoin(from, occurrences, Optional.of(where.map(w -> "(" + w + ") AND (" + condition + ")").orElse(condition)),
                 requirements);
     }
 
@@ -298,12 +298,12 @@ record Source(FromNode from, List<TableOccurrence> occurrences, Optional<String>
                     }
                     case LEFT_ONLY -> {
                         collect(j.left(), term, present, required);
-                        required.add(new Requirement(new Source(j.right(), occurrences, j.condition()),
+                        required.add(new Requirement(new FilteredJoin(j.right(), occurrences, j.condition()),
                                 j.kind() != FromNode.Kind.SEMI));
                     }
                     case RIGHT_ONLY -> {
                         collect(j.right(), term, present, required);
-                        required.add(new Requirement(new Source(j.left(), occurrences, j.condition()), true));
+                        required.add(new Requirement(new FilteredJoin(j.left(), occurrences, j.condition()), true));
                     }
                 }
             }

@@ -13,12 +13,12 @@ import java.util.Optional;
 import java.util.Set;
 
 /** What the compiler asks DuckDB's catalog: which tables exist, their columns, which functions aggregate or vary. */
-final class Catalog {
+final class DuckDbCatalog {
     private final Connection connection;
     private Set<String> aggregates;
     private Set<String> unstable;
 
-    Catalog(Connection connection) {
+    DuckDbCatalog(Connection connection) {
         this.connection = connection;
     }
 
