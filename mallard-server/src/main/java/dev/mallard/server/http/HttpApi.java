@@ -308,7 +308,7 @@ public final class HttpApi implements AutoCloseable {
         Counting sent = null;
         Exception failure = null;
         try {
-            ResultFormat format = ResultFormat.negotiate(request.headers().first(HeaderNames.ACCEPT));
+            ResultFormat format = ResultFormat.negotiate(request.headers());
             QueryRequest asked = queryRequest(request);
             CompressionUtil.CodecType arrowCompression = arrowCompression(option(request, ARROW_COMPRESSION));
             Optional<String[]> basic = basicCredentials(request);
@@ -488,17 +488,9 @@ public final class HttpApi implements AutoCloseable {
         return header.isPresent() ? header : request.query().first(name).asOptional();
     }
 
-    /** True when Accept-Encoding lists gzip without {@code q=0}. */
+    /** True when Accept-Encoding admits gzip ({@link AcceptEncoding}: quality factors and {@code *} honoured). */
     static boolean acceptsGzip(ServerRequest request) {
-        for (String value : request.headers().all(HeaderNames.ACCEPT_ENCODING, List::of)) {
-            for (String coding : value.split(",")) {
-                String[] parts = coding.trim().split(";");
-                if (parts[0].trim().equalsIgnoreCase("gzip")) {
-                    return parts.length < 2 || !parts[1].trim().replace(" ", "").matches("q=0(\\.0*)?");
-                }
-            }
-        }
-        return false;
+        return AcceptEncoding.accepts(request.headers().all(HeaderNames.ACCEPT_ENCODING, List::of), "gzip");
     }
 
     /** The request body as UTF-8 text, read no further than {@code http.max_body_bytes}. */

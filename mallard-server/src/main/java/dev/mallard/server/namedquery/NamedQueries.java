@@ -186,7 +186,7 @@ public final class NamedQueries implements AutoCloseable {
                     request.headers().first(HeaderNames.create(QueryOptions.QUERY_TIMEOUT)), fetchSize, maxTimeoutSeconds);
             Session.Outcome outcome = session.execute(checked, options);
             // As /v1/query negotiates: TSV or JSON lines by Accept, else Arrow, compressed as x-dd-arrow-compression asks (zstd by default).
-            ResultFormat format = ResultFormat.negotiate(request.headers().first(HeaderNames.ACCEPT));
+            ResultFormat format = ResultFormat.negotiate(request.headers());
             CompressionUtil.CodecType compression = HttpApi.arrowCompression(request.headers().first(HeaderNames.create(ARROW_COMPRESSION)));
             response.header(HeaderNames.CONTENT_TYPE, format.contentType());
             if (outcome.rows().isEmpty()) {
