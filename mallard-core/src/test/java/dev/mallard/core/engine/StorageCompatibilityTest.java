@@ -19,7 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * No DuckDB 1.x binary is available here, so a file's format is read two ways DuckDB 2.0 itself offers: the
  * {@code storage_version} tag of {@code duckdb_databases()}, and the version number in the file's header (DuckDB
- * 1.0 to 1.5 open only files whose header says 64; DuckDB 2.0's own format says 999).
+ * 1.x opens a file whose header says 64; DuckDB 2.0's own format says 999).
  */
 class StorageCompatibilityTest {
     @TempDir
