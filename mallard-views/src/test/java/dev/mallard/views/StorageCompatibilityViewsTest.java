@@ -76,11 +76,12 @@ class StorageCompatibilityViewsTest {
     }
 
     @Test
-    void aJdbcUrlAsksForTheOneFormatAndItsViewsAreRefusedWithTheCode() throws SQLException {
+    void aJdbcUrlAsksForTheOneFormatBesideDuckDbsOwnSettingsAndItsViewsAreRefusedWithTheCode() throws SQLException {
         Path file = dir.resolve("jdbc.duckdb");
-        try (Connection connection = DriverManager.getConnection("jdbc:mallard:" + file + ";storage_compatibility=v1.0.0");
+        try (Connection connection = DriverManager.getConnection("jdbc:mallard:" + file + ";storage_compatibility=v1.0.0;threads=2");
                 Statement statement = connection.createStatement()) {
             statement.execute("CREATE TABLE sales (region VARCHAR, amount INTEGER)");
+            assertThat(DuckDb.rows(connection, "SELECT current_setting('threads')")).containsExactly("2");
             assertThat(DuckDb.rows(connection, "SELECT tags['storage_version'] FROM duckdb_databases() WHERE database_name = 'jdbc'"))
                     .containsExactly("v1.0.0+");
             assertThatThrownBy(() -> statement.execute("CREATE MATERIALIZED VIEW totals AS SELECT region, sum(amount) AS total FROM sales GROUP BY region"))
