@@ -106,7 +106,8 @@ final class RunCommand implements Callable<Integer> {
 
     /**
      * {@code --serve}: a server hosting this one pipeline. Without a {@code database} key, its database is the pipeline's
-     * state file (warehouse: that file's directory), so the pipeline keeps its offsets where {@code mallard run} keeps them.
+     * state file (warehouse: that file's directory, with its {@code storage_compatibility}), so the pipeline keeps its
+     * offsets where {@code mallard run} keeps them.
      */
     private int serve(Path pipelineFile) throws InterruptedException {
         if (maxMessages != 0 || metrics != null || statsJson != null) {
@@ -123,6 +124,9 @@ final class RunCommand implements Callable<Integer> {
             Path state = Path.of(pipeline.pipeline().statePath().get()).toAbsolutePath().normalize();
             overrides.add("warehouse=" + state.getParent());
             overrides.add("database=" + state.getFileName());
+            if (!pipeline.pipeline().storageCompatibility().isLatest() && settings.storageCompatibility().isLatest()) {
+                overrides.add("storage_compatibility=" + pipeline.pipeline().storageCompatibility().version());
+            }
             settings = new ServerConfigReader(environment).read(serverFile, overrides);
         }
         return ServerCommand.serve(settings.withHosted(settings.hosted().withPipelines(List.of(pipelineFile))));

@@ -3,6 +3,7 @@ package dev.mallard.cli;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
+import dev.mallard.core.engine.StorageCompatibility;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
 import dev.mallard.core.sql.SqlScript;
@@ -88,6 +89,12 @@ final class SqlCommand implements Callable<Integer> {
                     + " The password comes from " + PASSWORD_VARIABLE + ".")
     String server;
 
+    @Option(names = "--storage-compatibility", paramLabel = "<release>",
+            description = "The oldest DuckDB release that must open a database file this creates: v1.0.0 (or a later 1.x)"
+                    + " writes a file DuckDB 1.x opens, without materialized views; latest (the default, DuckDB's own) the"
+                    + " 2.0 format. An existing file keeps its format.")
+    String storageCompatibility;
+
     @Option(names = {"-u", "--user"}, paramLabel = "<name>", description = "The user to log in as with --server.")
     String user;
 
@@ -160,11 +167,12 @@ final class SqlCommand implements Callable<Integer> {
             if (user != null) {
                 throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "--user goes with --server");
             }
-            return SqlTarget.local(database);
+            return SqlTarget.local(database, storageCompatibility == null ? StorageCompatibility.DEFAULT
+                    : StorageCompatibility.of(storageCompatibility, "--storage-compatibility"));
         }
-        if (database != null) {
-            throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID,
-                    "name a database file or --server, not both: the server serves its own database");
+        if (database != null || storageCompatibility != null) {
+            throw new MallardException(ErrorCode.USER_ARGUMENT_INVALID, "name a database file (and its --storage-compatibility)"
+                    + " or --server, not both: the server serves its own database");
         }
         URI location;
         try {

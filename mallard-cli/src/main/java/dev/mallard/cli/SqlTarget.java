@@ -4,6 +4,7 @@ package dev.mallard.cli;
 import static java.util.Objects.requireNonNull;
 
 import dev.mallard.core.engine.Engine;
+import dev.mallard.core.engine.StorageCompatibility;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
 import dev.mallard.core.error.Redactor;
@@ -54,8 +55,8 @@ interface SqlTarget extends AutoCloseable {
     void close();
 
     /** A DuckDB database file, or an in-memory one, through the materialized views' front door. */
-    static SqlTarget local(Path database) {
-        return new Local(database);
+    static SqlTarget local(Path database, StorageCompatibility compatibility) {
+        return new Local(database, compatibility);
     }
 
     /** A Mallard server over Arrow Flight SQL ({@code grpc+tcp://host:port} or {@code grpc+tls://host:port}). */
@@ -69,10 +70,10 @@ interface SqlTarget extends AutoCloseable {
         private final MaterializedViews views;
         private final ViewSql front;
 
-        private Local(Path database) {
+        private Local(Path database, StorageCompatibility compatibility) {
             boolean inMemory = database == null || database.toString().equals(SqlCommand.IN_MEMORY);
             this.description = inMemory ? "an in-memory database" : database.toString();
-            this.engine = inMemory ? Engine.inMemory() : Engine.onFile(database);
+            this.engine = inMemory ? Engine.inMemory() : Engine.onFile(database, compatibility);
             try {
                 this.views = MaterializedViews.attach(engine.connection()).registerFunctions();
             } catch (RuntimeException e) {

@@ -173,4 +173,24 @@ class SqlCommandTest {
         assertThat(screen.toString(StandardCharsets.UTF_8)).contains("mallard> ");
         assertThat(java.nio.file.Files.readString(history)).contains("SELECT 6 * 7 AS answer;").contains(".quit");
     }
+
+    @Test
+    void storageCompatibilityWritesAFileInTheOneFormatAndItsMaterializedViewsAreRefusedWithTheCode() {
+        String database = dir.resolve("portable.duckdb").toString();
+        assertThat(run("sql", database, "--storage-compatibility", "v1.0.0", "--format", "csv", "-e",
+                "CREATE TABLE sales (region VARCHAR, amount INTEGER); "
+                        + "SELECT tags['storage_version'] AS format FROM duckdb_databases() WHERE database_name = 'portable'"))
+                .endsWith("format\nv1.0.0+\n");
+        Session refused = session("", "sql", database, "-e",
+                "CREATE MATERIALIZED VIEW totals AS SELECT region, sum(amount) AS total FROM sales GROUP BY region");
+        assertThat(refused.exit()).isEqualTo(10);
+        assertThat(refused.err()).contains("user.view.storage_version").contains("storage_compatibility");
+    }
+
+    @Test
+    void anUnknownStorageCompatibilityIsRefusedNamingTheFlag() {
+        Session refused = session("", "sql", dir.resolve("x.duckdb").toString(), "--storage-compatibility", "v1.1", "-e", "SELECT 1");
+        assertThat(refused.exit()).isEqualTo(10);
+        assertThat(refused.err()).contains("user.config.invalid").contains("--storage-compatibility");
+    }
 }

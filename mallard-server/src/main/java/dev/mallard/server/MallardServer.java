@@ -115,7 +115,7 @@ public final class MallardServer implements AutoCloseable {
                 config.plan().loginUrl().map(dev.mallard.server.auth.LoginDelegate::new));
         AccessPolicy policy = new AccessPolicy(config.accessMode(), config.fileAccess());
         Optional<SSLContext> httpsContext = config.tls().map(TlsFiles::sslContext);
-        Engine engine = config.database().map(Engine::onFile).orElseGet(Engine::inMemory);
+        Engine engine = config.database().map(file -> Engine.onFile(file, config.storageCompatibility())).orElseGet(Engine::inMemory);
         SessionRegistry sessions = null;
         FlightSqlEndpoint flight = null;
         ServerMetrics metrics = null;

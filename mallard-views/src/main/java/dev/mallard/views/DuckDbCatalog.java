@@ -91,10 +91,22 @@ final class DuckDbCatalog {
                 .isEmpty();
     }
 
-    /** The file an attached database was opened from, if it is a file. */
+    /** The file an attached database was opened from, if it is a file; an empty {@code database} is the views' own. */
     Optional<String> path(String database) {
-        List<String> found = Sql.strings(connection, "SELECT path FROM duckdb_databases() WHERE lower(database_name) = lower(?) "
-                + "AND path IS NOT NULL", database);
+        List<String> found = Sql.strings(connection, "SELECT path FROM duckdb_databases() WHERE lower(database_name) = "
+                + (database.isEmpty() ? "lower(current_database())" : "lower(?)") + " AND path IS NOT NULL",
+                database.isEmpty() ? new Object[0] : new Object[] {database});
+        return found.isEmpty() ? Optional.empty() : Optional.of(found.get(0));
+    }
+
+    /**
+     * The DuckDB storage version a database's file is in ({@code v1.0.0+}: readable from DuckDB 1.0 on); empty for a
+     * database in memory. An empty {@code database} is the views' own.
+     */
+    Optional<String> storageVersion(String database) {
+        List<String> found = Sql.strings(connection, "SELECT tags['storage_version'] FROM duckdb_databases() WHERE lower(database_name) = "
+                + (database.isEmpty() ? "lower(current_database())" : "lower(?)") + " AND tags['storage_version'] IS NOT NULL",
+                database.isEmpty() ? new Object[0] : new Object[] {database});
         return found.isEmpty() ? Optional.empty() : Optional.of(found.get(0));
     }
 

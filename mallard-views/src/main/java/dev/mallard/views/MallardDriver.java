@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.mallard.views;
 
+import dev.mallard.core.engine.StorageCompatibility;
 import dev.mallard.core.error.MallardException;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
@@ -14,11 +15,15 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
 import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.logging.Logger;
+import java.util.stream.Collectors;
 import org.duckdb.DuckDBConnection;
 import org.duckdb.DuckDBDriver;
 
@@ -34,6 +39,8 @@ import org.duckdb.DuckDBDriver;
  */
 public final class MallardDriver implements Driver {
     public static final String PREFIX = "jdbc:mallard:";
+    /** The URL or connection property naming the DuckDB release a new file must open in ({@link StorageCompatibility}). */
+    public static final String STORAGE_COMPATIBILITY = "storage_compatibility";
     private static final Set<String> SYNCING_UPDATES = Set.of("execute", "executeUpdate", "executeLargeUpdate",
             "executeBatch", "executeLargeBatch");
 
@@ -50,16 +57,40 @@ public final class MallardDriver implements Driver {
         if (!acceptsURL(url)) {
             return null;
         }
-        String path = url.substring(PREFIX.length());
-        String duckUrl = path.isEmpty() || path.equals(":memory:") ? "jdbc:duckdb:" : "jdbc:duckdb:" + path;
-        DuckDBConnection duck = (DuckDBConnection) new DuckDBDriver().connect(duckUrl, info == null ? new Properties() : info);
+        Properties properties = new Properties();
+        if (info != null) {
+            properties.putAll(info);
+        }
+        List<String> parts = new ArrayList<>(List.of(url.substring(PREFIX.length()).split(";", -1)));
+        String path = parts.removeFirst();
+        // Mallard's own key, in the URL (;storage_compatibility=v1.0.0) or the properties; DuckDB's
+        // storage_compatibility_version passes through to DuckDB untouched.
+        Optional<String> asked = Optional.ofNullable((String) properties.remove(STORAGE_COMPATIBILITY));
+        for (Iterator<String> it = parts.iterator(); it.hasNext(); ) {
+            String part = it.next();
+            int equals = part.indexOf('=');
+            if (equals > 0 && part.substring(0, equals).trim().equalsIgnoreCase(STORAGE_COMPATIBILITY)) {
+                asked = Optional.of(part.substring(equals + 1).trim());
+                it.remove();
+            }
+        }
+        StorageCompatibility compatibility;
         try {
+            compatibility = asked.isPresent() ? StorageCompatibility.of(asked.get(), STORAGE_COMPATIBILITY) : StorageCompatibility.DEFAULT;
+        } catch (MallardException e) {
+            throw asSql(e);
+        }
+        boolean inMemory = path.isEmpty() || path.equals(":memory:");
+        String duckUrl = (inMemory ? "jdbc:duckdb:" : "jdbc:duckdb:" + path) + parts.stream().map(part -> ";" + part).collect(Collectors.joining());
+        DuckDBConnection duck = (DuckDBConnection) new DuckDBDriver().connect(duckUrl, compatibility.applyTo(properties));
+        try {
+            compatibility.check(duck, inMemory ? ":memory:" : path);
             MaterializedViews views = MaterializedViews.attach(duck);
             return (Connection) Proxy.newProxyInstance(MallardDriver.class.getClassLoader(), new Class<?>[] {Connection.class},
                     new ConnectionHandler(duck, views, new ViewSql(views), new AtomicReference<>()));
         } catch (MallardException e) {
             duck.close();
-            throw new SQLException(e.describe(), e);
+            throw asSql(e);
         }
     }
 

@@ -3,6 +3,7 @@ package dev.mallard.views;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.mallard.core.engine.StorageCompatibility;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
 import dev.mallard.core.sql.SqlText;
@@ -12,6 +13,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -702,6 +704,7 @@ public final class MaterializedViews implements AutoCloseable {
         checkBinds(name, query);
         unmerge(tree.tableNames(query));
         DeltaProgram program = compiler.compile(name, query);
+        refuseTriggerless("the materialized view " + name + " reads ", program.tables());
         List<MaintainedView> dependents = existing == null && !replacingBroken ? List.of() : dependents(name);
         List<TableName> opened = attachedCapture.open(program.tables());
         transactionOpening(opened, () -> {
@@ -959,6 +962,28 @@ public final class MaterializedViews implements AutoCloseable {
         registry.track(table, explicit, Fingerprint.of(connection, table, columns));
     }
 
+    /**
+     * Refuses the tables not tracked yet whose database file is in a DuckDB 1.x format ({@code storage_compatibility}
+     * v1.x): DuckDB creates triggers only in its 2.0 format, so nothing could capture their writes.
+     */
+    private void refuseTriggerless(String asking, Collection<TableName> tables) {
+        Set<TableName> tracked = registry.tracked();
+        for (TableName table : new LinkedHashSet<>(tables)) {
+            if (tracked.contains(table)) {
+                continue;
+            }
+            Optional<String> format = catalog.storageVersion(table.database());
+            if (format.isPresent() && StorageCompatibility.beforeTwo(format.get())) {
+                String file = catalog.path(table.database()).orElse(table.database());
+                throw new MallardException(ErrorCode.USER_VIEW_STORAGE_VERSION, asking + table + ", whose database file " + file
+                        + " is in DuckDB's " + format.get() + " format (what storage_compatibility v1.x writes, for DuckDB 1.x "
+                        + "readers): a materialized view's changes are captured by triggers, which DuckDB creates only in its "
+                        + "v2.0.0 format; keep the table in a file created with storage_compatibility latest (the default), or "
+                        + "make the query a plain view (CREATE VIEW), which every format keeps and which is computed at each read");
+            }
+        }
+    }
+
     /** A transaction after {@link AttachedCapture#open}: if it fails, the captures it opened are closed again. */
     private void transactionOpening(List<TableName> opened, Runnable work) {
         try {
@@ -1022,6 +1047,7 @@ public final class MaterializedViews implements AutoCloseable {
             unmerge(Set.of(parts.get(parts.size() - 1).value().toLowerCase(Locale.ROOT)));
         }
         TableName name = trackable(table);
+        refuseTriggerless("dbsp_track names ", List.of(name));
         List<TableName> opened = attachedCapture.open(List.of(name));
         transactionOpening(opened, () -> {
             syncInTransaction();

@@ -31,22 +31,33 @@ public final class Engine implements AutoCloseable {
     }
 
     public static Engine inMemory() {
-        return open(Optional.empty());
+        return open(Optional.empty(), StorageCompatibility.DEFAULT);
     }
 
+    /** The file, created in DuckDB's default format ({@link StorageCompatibility#DEFAULT}) if it does not exist. */
     public static Engine onFile(Path file) {
-        return open(Optional.of(requireNonNull(file, "file is null")));
+        return onFile(file, StorageCompatibility.DEFAULT);
     }
 
-    private static Engine open(Optional<Path> file) {
+    /** The file, created in the format {@code compatibility} names if it does not exist (and refused if it is newer). */
+    public static Engine onFile(Path file, StorageCompatibility compatibility) {
+        return open(Optional.of(requireNonNull(file, "file is null")), requireNonNull(compatibility, "compatibility is null"));
+    }
+
+    private static Engine open(Optional<Path> file, StorageCompatibility compatibility) {
         String url = file.map(path -> "jdbc:duckdb:" + path.toAbsolutePath()).orElse("jdbc:duckdb:");
         try {
-            Properties properties = new Properties();
-            DuckDBConnection connection = (DuckDBConnection) DriverManager.getConnection(url, properties);
-            try (java.sql.Statement statement = connection.createStatement()) {
-                // Without it DuckDB exports JSON as plain text, UHUGEINT above 2^127 as negative decimals and
-                // TIMETZ without its offset; JsonLinesWriter reads the lossless forms.
-                statement.execute(ArrowExport.LOSSLESS_SETTING);
+            DuckDBConnection connection = (DuckDBConnection) DriverManager.getConnection(url, compatibility.applyTo(new Properties()));
+            try {
+                compatibility.check(connection, file.map(Path::toString).orElse(":memory:"));
+                try (java.sql.Statement statement = connection.createStatement()) {
+                    // Without it DuckDB exports JSON as plain text, UHUGEINT above 2^127 as negative decimals and
+                    // TIMETZ without its offset; JsonLinesWriter reads the lossless forms.
+                    statement.execute(ArrowExport.LOSSLESS_SETTING);
+                }
+            } catch (SQLException | RuntimeException e) {
+                connection.close();
+                throw e;
             }
             return new Engine(file, connection, new RootAllocator());
         } catch (SQLException e) {
@@ -88,6 +99,11 @@ public final class Engine implements AutoCloseable {
 
     public Optional<Path> file() {
         return file;
+    }
+
+    /** The file's DuckDB storage version ({@code v1.0.0+}, {@code v2.0.0+}); empty in memory. */
+    public Optional<String> storageVersion() {
+        return StorageCompatibility.storageVersion(connection);
     }
 
     @Override

@@ -4,6 +4,7 @@ package dev.mallard.flow.config;
 import static java.util.Objects.requireNonNull;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.mallard.core.engine.StorageCompatibility;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
@@ -108,6 +109,7 @@ public record PipelineConfig(List<Command> commands, List<TableSql> tables, Pipe
             int flushIntervalSeconds,
             int drainDeadlineSeconds,
             Optional<String> statePath,
+            StorageCompatibility storageCompatibility,
             OnError onError,
             SourceConfig source,
             HandlerConfig handler,
@@ -115,6 +117,7 @@ public record PipelineConfig(List<Command> commands, List<TableSql> tables, Pipe
         public Pipeline {
             requireNonNull(name, "name is null");
             requireNonNull(statePath, "statePath is null");
+            requireNonNull(storageCompatibility, "storageCompatibility is null");
             requireNonNull(onError, "onError is null");
             requireNonNull(source, "source is null");
             requireNonNull(handler, "handler is null");

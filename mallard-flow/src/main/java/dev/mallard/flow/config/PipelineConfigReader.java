@@ -11,7 +11,9 @@ import dev.mallard.core.config.ConfigLoader;
 import dev.mallard.core.config.ConfigProblem;
 import dev.mallard.core.config.ConfigSchema;
 import dev.mallard.core.config.LocatedYaml;
+import dev.mallard.core.engine.StorageCompatibility;
 import dev.mallard.core.error.ErrorCode;
+import dev.mallard.core.error.MallardException;
 import dev.mallard.flow.config.PipelineConfig.Command;
 import dev.mallard.flow.config.PipelineConfig.HandlerConfig;
 import dev.mallard.flow.config.PipelineConfig.OnError;
@@ -33,6 +35,7 @@ import java.util.Optional;
  * blocks, combinations that need each other). Reports every fault at once.
  */
 public final class PipelineConfigReader {
+    private static final String STORAGE_COMPATIBILITY = "pipeline.state.storage_compatibility";
     private final ConfigLoader loader;
 
     public PipelineConfigReader(ConfigEnvironment environment) {
@@ -161,6 +164,14 @@ public final class PipelineConfigReader {
                     "a source error policy of ignore is not supported: a source that fails stops the pipeline; to skip messages "
                             + "that fail, set pipeline.on_error.policy: IGNORE (or DLQ) and remove pipeline.source.on_error"));
         }
+        JsonNode compatibility = pipeline.path("state").path("storage_compatibility");
+        if (compatibility.isTextual()) {
+            try {
+                StorageCompatibility.of(compatibility.asText(), STORAGE_COMPATIBILITY);
+            } catch (MallardException e) {
+                errors.add(problem(file, yaml, STORAGE_COMPATIBILITY, e.errorCode(), e.getMessage()));
+            }
+        }
         JsonNode onError = pipeline.path("on_error");
         if (onError.path("policy").asText("").equalsIgnoreCase("dlq") && !onError.has("dlq")) {
             errors.add(problem(file, yaml, "pipeline.on_error.policy", ErrorCode.USER_CONFIG_INVALID,
@@ -228,6 +239,8 @@ public final class PipelineConfigReader {
                 pipeline.path("flush_interval_seconds").asInt(30),
                 pipeline.path("drain_deadline_seconds").asInt(30),
                 optionalText(pipeline.path("state").path("path")),
+                optionalText(pipeline.path("state").path("storage_compatibility")).map(StorageCompatibility::new)
+                        .orElse(StorageCompatibility.DEFAULT),
                 new OnError(PipelineConfig.ErrorPolicy.parse(onError.path("policy").asText("RAISE")),
                         onError.has("dlq") ? Optional.of(sink(onError.path("dlq"))) : Optional.empty()),
                 new SourceConfig(pipeline.path("source").path("type").asText(),

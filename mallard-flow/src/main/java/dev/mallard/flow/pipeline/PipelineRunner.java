@@ -280,7 +280,7 @@ public final class PipelineRunner implements AutoCloseable {
         PipelineMetrics metrics = PipelineMetrics.of(registry, pipeline);
         this.metrics = metrics;
         try (Engine engine = options.host().map(host -> host.database().session())
-                .orElseGet(() -> statePath.map(Engine::onFile).orElseGet(Engine::inMemory))) {
+                .orElseGet(() -> statePath.map(path -> Engine.onFile(path, pipeline.storageCompatibility())).orElseGet(Engine::inMemory))) {
             Optional<MaterializedViews> views = PipelineSetup.run(config, engine.connection());
             try {
                 consume(engine, statePath, metrics, views);

@@ -194,4 +194,18 @@ class PipelineConfigReaderTest {
         assertThat(read("pipeline:\n  batch_size: 1\n" + SOURCE + "  handler: {type: handlers.Magic, sql: SELECT 1}\n  sink: {type: console}\n").errors())
                 .singleElement().satisfies(p -> assertThat(p.message()).contains("handlers.InferredMemBatch"));
     }
+
+    @Test
+    void theStateFilesStorageCompatibilityIsReadDefaultsToLatestAndAnUnknownReleaseIsRefusedAtItsKey() {
+        String config = "pipeline:\n  batch_size: 1\n  state: {path: s.duckdb%s}\n" + SOURCE
+                + "  handler: {type: handlers.InferredMemBatch, sql: SELECT * FROM batch}\n  sink: {type: console}\n";
+        assertThat(read(config.formatted("")).orThrow().pipeline().storageCompatibility().version()).isEqualTo("latest");
+        assertThat(read(config.formatted(", storage_compatibility: v1.0.0")).orThrow().pipeline().storageCompatibility().version())
+                .isEqualTo("v1.0.0");
+        assertThat(read(config.formatted(", storage_compatibility: v1.99.0")).errors()).singleElement().satisfies(problem -> {
+            assertThat(problem.path()).isEqualTo("pipeline.state.storage_compatibility");
+            assertThat(problem.code()).isEqualTo(ErrorCode.USER_CONFIG_INVALID);
+            assertThat(problem.message()).contains("v1.99.0").contains("v1.0.0");
+        });
+    }
 }

@@ -207,4 +207,56 @@ class WebhookPipelineIT {
                 "{\"minute\":\"10:01\",\"kind\":\"like\",\"n\":1}",
                 "{\"minute\":\"10:01\",\"kind\":\"post\",\"n\":1}");
     }
+
+    @Test
+    void aStateFileForDuckDbOneKeepsItsOffsetsInTheOneFormatAndRefusesAMaterializedViewInItsCommands() throws Exception {
+        port = freePort();
+        Path state = dir.resolve("portable.duckdb");
+        String yaml = """
+                %s
+                pipeline:
+                  name: webhook-portable
+                  batch_size: 10
+                  flush_interval_seconds: 1
+                  state:
+                    path: %s
+                    storage_compatibility: v1.0.0
+                  source:
+                    type: webhook
+                    webhook:
+                      addr: "127.0.0.1:%d"
+                      ack: after_flush
+                  handler:
+                    type: handlers.InferredMemBatch
+                    sql: SELECT n FROM batch
+                  sink:
+                    type: console
+                """;
+        PipelineConfig config = new PipelineConfigReader(ConfigEnvironment.from(Map.of())).read("p.yml", yaml.formatted("", state, port)).orThrow();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        Future<PipelineRunner.Outcome> run = start(config, 1, out);
+        assertThat(client.send(request("/events").POST(HttpRequest.BodyPublishers.ofString("{\"n\":1}")).build(),
+                HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(200);
+        assertThat(run.get().messagesConsumed()).isEqualTo(1);
+        try (java.sql.Connection connection = java.sql.DriverManager.getConnection("jdbc:duckdb:" + state);
+                java.sql.Statement statement = connection.createStatement();
+                java.sql.ResultSet rows = statement.executeQuery(
+                        "SELECT tags['storage_version'] FROM duckdb_databases() WHERE database_name = 'portable'")) {
+            assertThat(rows.next()).isTrue();
+            assertThat(rows.getString(1)).isEqualTo("v1.0.0+");
+        }
+
+        String commands = """
+                commands:
+                  - name: totals
+                    sql: CREATE TABLE IF NOT EXISTS sales (n INTEGER); CREATE MATERIALIZED VIEW totals AS SELECT sum(n) AS n FROM sales
+                """;
+        PipelineConfig withView = new PipelineConfigReader(ConfigEnvironment.from(Map.of())).read("p.yml",
+                yaml.formatted(commands, state, port)).orThrow();
+        try (PipelineRunner runner = new PipelineRunner(withView, ConfigEnvironment.from(Map.of()), new PipelineRunner.Options(1, out))) {
+            org.assertj.core.api.Assertions.assertThatThrownBy(runner::run)
+                    .isInstanceOfSatisfying(dev.mallard.core.error.MallardException.class,
+                            e -> assertThat(e.errorCode()).isEqualTo(dev.mallard.core.error.ErrorCode.USER_VIEW_STORAGE_VERSION));
+        }
+    }
 }

@@ -3,6 +3,7 @@ package dev.mallard.server.config;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.mallard.core.engine.StorageCompatibility;
 import dev.mallard.server.tls.TlsFiles;
 import java.nio.file.Path;
 import java.util.List;
@@ -22,6 +23,7 @@ import java.util.Optional;
  * @param plan the data processor locations split plans name and the delegated login service
  * @param ingestion the ingestion queues ({@code ingestion:}, docs/ingestion.md)
  * @param httpConnections the HTTP listener's timeouts and caps ({@code http.header_timeout_seconds}, {@code http.max_connections}, ...)
+ * @param storageCompatibility the oldest DuckDB release that must open the database file when it is created ({@code storage_compatibility})
  */
 public record ServerConfig(
         Path warehouse,
@@ -49,7 +51,8 @@ public record ServerConfig(
         dev.mallard.server.datasets.NamedDataConfig namedData,
         dev.mallard.server.plan.PlanConfig plan,
         dev.mallard.server.ingest.IngestionConfig ingestion,
-        dev.mallard.core.http.HttpEndpoints.ConnectionLimits httpConnections) {
+        dev.mallard.core.http.HttpEndpoints.ConnectionLimits httpConnections,
+        StorageCompatibility storageCompatibility) {
     public static final String DEFAULT_WAREHOUSE = "warehouse";
     public static final String DEFAULT_HOST = "0.0.0.0";
     public static final int DEFAULT_HTTP_PORT = 8081;
@@ -79,13 +82,19 @@ public record ServerConfig(
                 sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins,
                 startupSql, dev.mallard.server.hosted.HostedConfig.NONE, dev.mallard.server.datasets.NamedDataConfig.NONE,
                 dev.mallard.server.plan.PlanConfig.DEFAULT, dev.mallard.server.ingest.IngestionConfig.NONE,
-                dev.mallard.core.http.HttpEndpoints.ConnectionLimits.DEFAULT);
+                dev.mallard.core.http.HttpEndpoints.ConnectionLimits.DEFAULT, StorageCompatibility.DEFAULT);
+    }
+
+    /** This configuration creating its database file for {@code storageCompatibility} ({@code storage_compatibility}). */
+    public ServerConfig withStorageCompatibility(StorageCompatibility storageCompatibility) {
+        return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, hosted, namedData, plan, ingestion, httpConnections, storageCompatibility);
     }
 
     /** This configuration hosting {@code hosted} (the hub's {@code pipelines}). */
     public ServerConfig withHosted(dev.mallard.server.hosted.HostedConfig hosted) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, hosted, namedData, plan, ingestion, httpConnections);
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, hosted, namedData, plan, ingestion, httpConnections, storageCompatibility);
     }
 
     /** A configuration with the default {@code stream_results}. */
@@ -127,62 +136,62 @@ public record ServerConfig(
     /** This configuration with other data processor locations and login service ({@code dev.mallard.server.plan}). */
     public ServerConfig withPlan(dev.mallard.server.plan.PlanConfig plan) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, hosted, namedData, plan, ingestion, httpConnections);
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, hosted, namedData, plan, ingestion, httpConnections, storageCompatibility);
     }
 
     /** This configuration with other ingestion queues ({@code ingestion:}). */
     public ServerConfig withIngestion(dev.mallard.server.ingest.IngestionConfig ingestion) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, hosted, namedData, plan, ingestion, httpConnections);
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, hosted, namedData, plan, ingestion, httpConnections, storageCompatibility);
     }
 
     /** This configuration with other named data. */
     public ServerConfig withNamedData(dev.mallard.server.datasets.NamedDataConfig namedData) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, hosted, namedData, plan, ingestion, httpConnections);
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, hosted, namedData, plan, ingestion, httpConnections, storageCompatibility);
     }
 
     /** The same configuration with other file access, login limits and token algorithm. */
     public ServerConfig withSecurity(dev.mallard.server.sql.FileAccess fileAccess, LoginLimits loginLimits,
             dev.mallard.server.auth.TokenAlgorithm tokenAlgorithm) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, hosted, namedData, plan, ingestion, httpConnections);
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, hosted, namedData, plan, ingestion, httpConnections, storageCompatibility);
     }
 
     /** The same configuration with another signing secret. */
     public ServerConfig withSecretKey(Optional<String> secretKey) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, hosted, namedData, plan, ingestion, httpConnections);
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, hosted, namedData, plan, ingestion, httpConnections, storageCompatibility);
     }
 
     /** This configuration with other {@code http.allow-origin} origins. */
     public ServerConfig withAllowOrigins(List<String> allowOrigins) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, hosted, namedData, plan, ingestion, httpConnections);
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, hosted, namedData, plan, ingestion, httpConnections, storageCompatibility);
     }
 
     /** This configuration with another access mode. */
     public ServerConfig withAccessMode(AccessMode accessMode) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, hosted, namedData, plan, ingestion, httpConnections);
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, hosted, namedData, plan, ingestion, httpConnections, storageCompatibility);
     }
 
     /** This configuration with another {@code query_timeout_seconds}. */
     public ServerConfig withQueryTimeoutSeconds(int queryTimeoutSeconds) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, hosted, namedData, plan, ingestion, httpConnections);
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, hosted, namedData, plan, ingestion, httpConnections, storageCompatibility);
     }
 
     /** This configuration with startup SQL given inline (DazzleDuck's {@code startup_script_provider}), run after {@code startup_script}. */
     public ServerConfig withStartupSql(Optional<String> startupSql) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, hosted, namedData, plan, ingestion, httpConnections);
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, hosted, namedData, plan, ingestion, httpConnections, storageCompatibility);
     }
 
     /** This configuration with other HTTP connection limits ({@code http.header_timeout_seconds}, {@code http.max_connections}, ...). */
     public ServerConfig withHttpConnections(dev.mallard.core.http.HttpEndpoints.ConnectionLimits httpConnections) {
         return new ServerConfig(warehouse, database, host, httpPort, httpMaxBodyBytes, flightPort, tls, users, accessMode, secretKey,
-                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, hosted, namedData, plan, ingestion, httpConnections);
+                tokenExpiryMinutes, sessionLimits, fetchSize, queryTimeoutSeconds, startupScript, streamResults, fileAccess, loginLimits, tokenAlgorithm, allowOrigins, startupSql, hosted, namedData, plan, ingestion, httpConnections, storageCompatibility);
     }
 
     public ServerConfig {

@@ -15,6 +15,7 @@ import dev.mallard.core.config.ConfigLoader;
 import dev.mallard.core.config.ConfigProblem;
 import dev.mallard.core.config.ConfigSchema;
 import dev.mallard.core.config.LocatedYaml;
+import dev.mallard.core.engine.StorageCompatibility;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
 import dev.mallard.server.auth.PasswordHash;
@@ -30,6 +31,7 @@ import java.util.Optional;
  * indexes a list ({@code users.0.username=ada}). The merged document is checked against the schema again.
  */
 public final class ServerConfigReader {
+    private static final String STORAGE_COMPATIBILITY = "storage_compatibility";
     private static final YAMLMapper YAML = new YAMLMapper();
     private static final String OVERRIDES = "--conf";
 
@@ -213,7 +215,9 @@ public final class ServerConfigReader {
                 Optional.empty()).withHosted(dev.mallard.server.hosted.HostedConfigReader.read(root, base))
                 .withPlan(dev.mallard.server.plan.PlanConfig.read(root))
                 .withIngestion(dev.mallard.server.ingest.IngestionConfig.read(root.path("ingestion")))
-                .withHttpConnections(httpConnections(root.path("http"))));
+                .withHttpConnections(httpConnections(root.path("http")))
+                .withStorageCompatibility(text(root, STORAGE_COMPATIBILITY)
+                        .map(version -> StorageCompatibility.of(version, STORAGE_COMPATIBILITY)).orElse(StorageCompatibility.DEFAULT)));
     }
 
     /** {@code http.header_timeout_seconds}, {@code http.idle_timeout_seconds}, {@code http.max_connections}, {@code http.max_concurrent_requests}. */

@@ -112,4 +112,35 @@ class ServerConfigReaderTest {
         assertThatThrownBy(() -> reader.read(Optional.empty(), List.of("users.0.username=ada", "users.0.password=pw", "file_access=some")))
                 .isInstanceOf(dev.mallard.core.error.MallardException.class);
     }
+
+    @Test
+    void theDatabasesStorageCompatibilityDefaultsToLatestAndAnUnknownReleaseIsRefusedNamingTheKey() {
+        List<String> user = List.of("users.0.username=ada", "users.0.password=pw");
+        assertThat(reader.read(Optional.empty(), user).storageCompatibility().version()).isEqualTo("latest");
+        List<String> v1 = new java.util.ArrayList<>(user);
+        v1.add("storage_compatibility=v1.0.0");
+        assertThat(reader.read(Optional.empty(), v1).storageCompatibility().version()).isEqualTo("v1.0.0");
+        List<String> unknown = new java.util.ArrayList<>(user);
+        unknown.add("storage_compatibility=v1.99.0");
+        assertThatThrownBy(() -> reader.read(Optional.empty(), unknown))
+                .isInstanceOfSatisfying(MallardException.class, e -> assertThat(e.errorCode()).isEqualTo(ErrorCode.USER_CONFIG_INVALID))
+                .hasMessageContaining("storage_compatibility").hasMessageContaining("v1.99.0");
+    }
+
+    @Test
+    void aServerCreatesItsDatabaseFileInTheFormatStorageCompatibilityNames() throws Exception {
+        ServerConfig config = reader.read(Optional.empty(), List.of("users.0.username=ada", "users.0.password=pw",
+                "warehouse=" + dir.resolve("wh"), "database=portable.duckdb", "storage_compatibility=v1.0.0",
+                "http.port=0", "flight.port=0", "host=127.0.0.1"));
+        try (dev.mallard.server.MallardServer server = dev.mallard.server.MallardServer.start(config)) {
+            assertThat(server).isNotNull();
+        }
+        try (java.sql.Connection connection = java.sql.DriverManager.getConnection("jdbc:duckdb:" + dir.resolve("wh").resolve("portable.duckdb"));
+                java.sql.Statement statement = connection.createStatement();
+                java.sql.ResultSet rows = statement.executeQuery(
+                        "SELECT tags['storage_version'] FROM duckdb_databases() WHERE database_name = 'portable'")) {
+            assertThat(rows.next()).isTrue();
+            assertThat(rows.getString(1)).isEqualTo("v1.0.0+");
+        }
+    }
 }
