@@ -44,7 +44,7 @@ public final class DatasetServer implements AutoCloseable {
         requireNonNull(config, "config is null");
         requireNonNull(base, "base is null");
         ServeConfig.Settings settings = config.serve();
-        Engine engine = settings.database().map(name -> Engine.onFile(base.resolve(name))).orElseGet(Engine::inMemory);
+        Engine engine = settings.database().map(name -> Engine.onFile(base.resolve(name), settings.storageCompatibility())).orElseGet(Engine::inMemory);
         MetricsRegistry metrics = new MetricsRegistry();
         ServedDatasets datasets = null;
         try {

@@ -3,6 +3,7 @@ package dev.mallard.server.datasets;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.mallard.core.engine.StorageCompatibility;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -39,13 +40,15 @@ public record ServeConfig(List<Command> commands, Settings serve) {
      * The {@code serve:} block.
      *
      * @param database the DuckDB file {@code mallard serve} opens, or empty for an in-memory database
+     * @param storageCompatibility the format {@code mallard serve} creates that file in ({@code serve.storage_compatibility})
      * @param cacheMaxBytes {@code cache.max_mb} in bytes: the bound of every cached answer together
      * @param clients the bearer tokens that name callers; empty means requests need none
      */
-    public record Settings(String host, int port, Optional<String> database, int maxRows, java.time.Duration queryTimeout, long cacheMaxBytes,
-            boolean metrics, List<Client> clients, List<Dataset> datasets) {
+    public record Settings(String host, int port, Optional<String> database, StorageCompatibility storageCompatibility, int maxRows,
+            java.time.Duration queryTimeout, long cacheMaxBytes, boolean metrics, List<Client> clients, List<Dataset> datasets) {
         public Settings {
             requireNonNull(host, "host is null");
+            requireNonNull(storageCompatibility, "storageCompatibility is null");
             requireNonNull(queryTimeout, "queryTimeout is null");
             requireNonNull(database, "database is null");
             clients = List.copyOf(requireNonNull(clients, "clients is null"));

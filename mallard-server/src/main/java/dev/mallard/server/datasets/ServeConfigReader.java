@@ -14,6 +14,7 @@ import dev.mallard.core.config.ConfigLoader;
 import dev.mallard.core.config.ConfigProblem;
 import dev.mallard.core.config.ConfigSchema;
 import dev.mallard.core.config.LocatedYaml;
+import dev.mallard.core.engine.StorageCompatibility;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
 import java.nio.file.Path;
@@ -146,6 +147,8 @@ public final class ServeConfigReader {
                 serve.path("host").asText(ServeConfig.DEFAULT_HOST),
                 serve.path("port").asInt(ServeConfig.DEFAULT_PORT),
                 database,
+                Optional.ofNullable(serve.get("storage_compatibility")).map(JsonNode::asText)
+                        .map(version -> StorageCompatibility.of(version, "serve.storage_compatibility")).orElse(StorageCompatibility.DEFAULT),
                 serve.path("max_rows").asInt(ServeConfig.DEFAULT_MAX_ROWS),
                 java.time.Duration.ofSeconds(serve.path("query_timeout_seconds").asLong(ServeConfig.DEFAULT_QUERY_TIMEOUT_SECONDS)),
                 serve.path("cache").path("max_mb").asLong(ServeConfig.DEFAULT_CACHE_MAX_MB) << 20,
