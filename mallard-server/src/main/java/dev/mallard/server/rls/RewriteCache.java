@@ -30,13 +30,44 @@ final class RewriteCache {
     /** The same bound for a shape, which as JSON runs some ten times its text's length. */
     static final int MAX_SHAPE_CHARS = 16 * MAX_TEXT_CHARS;
 
+    /**
+     * What a rewrite depends on besides the statement and the catalog: the rewriter's mode, the token's claims and the
+     * session's defaults. A session makes one and its hash once, since the claims hash deeply.
+     */
+    static final class Context {
+        private final RowFilterRewriter.Mode mode;
+        private final RlsClaims claims;
+        private final CatalogSnapshot.SessionDefaults defaults;
+        private final int hash;
+
+        Context(RowFilterRewriter.Mode mode, RlsClaims claims, CatalogSnapshot.SessionDefaults defaults) {
+            this.mode = requireNonNull(mode, "mode is null");
+            this.claims = requireNonNull(claims, "claims is null");
+            this.defaults = requireNonNull(defaults, "defaults is null");
+            this.hash = java.util.Objects.hash(mode, claims, defaults);
+        }
+
+        @Override
+        public boolean equals(Object other) {
+            return this == other || other instanceof Context that && hash == that.hash && mode == that.mode && claims.equals(that.claims)
+                    && defaults.equals(that.defaults);
+        }
+
+        @Override
+        public int hashCode() {
+            return hash;
+        }
+    }
+
     /** Everything a rewrite depends on besides the catalog; {@code sql} is the text, or the shape's key. */
-    record Key(RowFilterRewriter.Mode mode, RlsClaims claims, CatalogSnapshot.SessionDefaults defaults, String sql) {
+    record Key(Context context, String sql) {
         Key {
-            requireNonNull(mode, "mode is null");
-            requireNonNull(claims, "claims is null");
-            requireNonNull(defaults, "defaults is null");
+            requireNonNull(context, "context is null");
             requireNonNull(sql, "sql is null");
+        }
+
+        Key(RowFilterRewriter.Mode mode, RlsClaims claims, CatalogSnapshot.SessionDefaults defaults, String sql) {
+            this(new Context(mode, claims, defaults), sql);
         }
 
         long chars() {

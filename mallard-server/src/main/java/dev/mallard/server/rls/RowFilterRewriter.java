@@ -61,6 +61,8 @@ final class RowFilterRewriter {
     private final RlsClaims claims;
     private final CatalogCache catalogCache;
     private volatile CatalogSnapshot.SessionDefaults sessionDefaults;
+    /** The session's part of every cache key, made with {@link #sessionDefaults}. */
+    private volatile RewriteCache.Context context;
     private volatile ParseTree parser;
     private volatile JsonNode falseWhere;
     /** Parsed once per session: SQL texts the rewriter made itself, a grant's table name, a grant's filter. */
@@ -105,12 +107,15 @@ final class RowFilterRewriter {
     String rewrite(Connection connection, String sql) throws SQLException {
         requireNonNull(sql, "sql is null");
         ParseTree parser = parser(connection);
-        if (sessionDefaults == null) {
+        RewriteCache.Context session = context;
+        if (session == null) {
             sessionDefaults = CatalogSnapshot.SessionDefaults.read(connection);
+            session = new RewriteCache.Context(mode, claims, sessionDefaults);
+            context = session;
         }
         // Shared by the sessions of this catalog; the key holds all the rewrite depends on (see RewriteCache).
         RewriteCache cache = catalogCache.rewrites();
-        RewriteCache.Key key = new RewriteCache.Key(mode, claims, sessionDefaults, sql);
+        RewriteCache.Key key = new RewriteCache.Key(session, sql);
         Optional<String> known = cache.find(key);
         if (known.isPresent()) {
             return known.get();
@@ -160,7 +165,7 @@ final class RowFilterRewriter {
         if (shape.isEmpty()) {
             return rewritten(connection, parser, statement);
         }
-        RewriteCache.Key key = new RewriteCache.Key(mode, claims, sessionDefaults, shape.get().key());
+        RewriteCache.Key key = new RewriteCache.Key(context, shape.get().key());
         Optional<String> template = catalogCache.rewrites().findShape(key);
         ObjectNode rewritten;
         if (template.isPresent()) {
