@@ -53,7 +53,7 @@ final class ParseTree {
         return single(deserialize, tree.toString());
     }
 
-    static JsonNode read(String json) {
+    private static JsonNode read(String json) {
         try {
             return JSON.readTree(json);
         } catch (JsonProcessingException e) {

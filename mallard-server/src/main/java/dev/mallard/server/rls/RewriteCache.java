@@ -2,6 +2,7 @@ package dev.mallard.server.rls;
 
 import static java.util.Objects.requireNonNull;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -77,9 +78,12 @@ final class RewriteCache {
 
     private record Entry(boolean shape, Key key) {}
 
+    /** A text's rewrite (a String) or a shape's rewritten tree (a JsonNode no one changes), with the characters it counts for. */
+    private record Value(Object value, long chars) {}
+
     private final long maxChars;
     private final boolean shapes;
-    private final LinkedHashMap<Entry, String> entries = new LinkedHashMap<>(64, 0.75f, true);
+    private final LinkedHashMap<Entry, Value> entries = new LinkedHashMap<>(64, 0.75f, true);
     private long chars;
 
     RewriteCache() {
@@ -109,39 +113,42 @@ final class RewriteCache {
     }
 
     Optional<String> find(Key key) {
-        return find(new Entry(false, key));
+        return find(new Entry(false, key)).map(String.class::cast);
     }
 
     void put(Key key, String rewritten) {
-        put(new Entry(false, key), rewritten, MAX_TEXT_CHARS);
+        requireNonNull(rewritten, "rewritten is null");
+        put(new Entry(false, key), new Value(rewritten, rewritten.length()), MAX_TEXT_CHARS);
     }
 
-    /** The rewritten tree, as JSON, of a shape. */
-    Optional<String> findShape(Key key) {
-        return find(new Entry(true, key));
+    /** The rewritten tree of a shape: the cache's own, which the caller copies before changing it. */
+    Optional<ObjectNode> findShape(Key key) {
+        return find(new Entry(true, key)).map(ObjectNode.class::cast);
     }
 
-    void putShape(Key key, String rewrittenTree) {
-        put(new Entry(true, key), rewrittenTree, MAX_SHAPE_CHARS);
+    /** Keeps a shape's rewritten tree, which no one may change after; it counts for its length as JSON. */
+    void putShape(Key key, ObjectNode rewritten, long jsonChars) {
+        requireNonNull(rewritten, "rewritten is null");
+        put(new Entry(true, key), new Value(rewritten, jsonChars), MAX_SHAPE_CHARS);
     }
 
-    private synchronized Optional<String> find(Entry entry) {
-        return Optional.ofNullable(entries.get(entry));
+    private synchronized Optional<Object> find(Entry entry) {
+        Value value = entries.get(entry);
+        return value == null ? Optional.empty() : Optional.of(value.value());
     }
 
-    private void put(Entry entry, String value, int maxKeyChars) {
-        requireNonNull(value, "value is null");
-        long size = entry.key().chars() + value.length();
+    private void put(Entry entry, Value value, int maxKeyChars) {
+        long size = entry.key().chars() + value.chars();
         if (entry.key().sql().length() > maxKeyChars || size > maxChars) {
             return;
         }
         synchronized (this) {
-            String before = entries.put(entry, value);
-            chars += size - (before == null ? 0 : entry.key().chars() + before.length());
-            Iterator<Map.Entry<Entry, String>> eldest = entries.entrySet().iterator();
+            Value before = entries.put(entry, value);
+            chars += size - (before == null ? 0 : entry.key().chars() + before.chars());
+            Iterator<Map.Entry<Entry, Value>> eldest = entries.entrySet().iterator();
             while (chars > maxChars && eldest.hasNext()) {
-                Map.Entry<Entry, String> old = eldest.next();
-                chars -= old.getKey().key().chars() + old.getValue().length();
+                Map.Entry<Entry, Value> old = eldest.next();
+                chars -= old.getKey().key().chars() + old.getValue().chars();
                 eldest.remove();
             }
         }

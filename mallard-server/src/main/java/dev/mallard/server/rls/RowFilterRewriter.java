@@ -166,13 +166,13 @@ final class RowFilterRewriter {
             return rewritten(connection, parser, statement);
         }
         RewriteCache.Key key = new RewriteCache.Key(context, shape.get().key());
-        Optional<String> template = catalogCache.rewrites().findShape(key);
+        Optional<ObjectNode> template = catalogCache.rewrites().findShape(key);
         ObjectNode rewritten;
         if (template.isPresent()) {
-            rewritten = (ObjectNode) ParseTree.read(template.get());
+            rewritten = template.get().deepCopy();
         } else {
             rewritten = rewritten(connection, parser, shape.get().masked());
-            catalogCache.rewrites().putShape(key, rewritten.toString());
+            catalogCache.rewrites().putShape(key, rewritten.deepCopy(), rewritten.toString().length());
         }
         return shape.get().fill(rewritten);
     }
