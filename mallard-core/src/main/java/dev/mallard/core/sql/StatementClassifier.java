@@ -103,11 +103,28 @@ public final class StatementClassifier {
      */
     public Classification classify(Connection connection, String sql) throws SQLException {
         requireNonNull(connection, "connection is null");
-        requireNonNull(sql, "sql is null");
-        return classify(connection, sql, 0);
+        return classify(connection, sql, text -> serialize(connection, text));
     }
 
-    private Classification classify(Connection connection, String sql, int textDepth) throws SQLException {
+    /**
+     * As {@link #classify(Connection, String)}, with DuckDB's {@code json_serialize_sql} called through
+     * {@code serializer}: a server's session keeps that call prepared on its connection, which saves DuckDB preparing
+     * it for every statement (most of the call's cost).
+     */
+    public Classification classify(Connection connection, String sql, Serializer serializer) throws SQLException {
+        requireNonNull(connection, "connection is null");
+        requireNonNull(sql, "sql is null");
+        requireNonNull(serializer, "serializer is null");
+        return classify(connection, sql, 0, serializer);
+    }
+
+    /** DuckDB's {@code json_serialize_sql} of a text, as the JSON text it returns. */
+    @FunctionalInterface
+    public interface Serializer {
+        String serialize(String sql) throws SQLException;
+    }
+
+    private Classification classify(Connection connection, String sql, int textDepth, Serializer serializer) throws SQLException {
         if (textDepth > MAX_TEXT_NESTING) {
             throw new MallardException(ErrorCode.USER_SQL_TOO_DEEP, "query() texts nest more than " + MAX_TEXT_NESTING + " deep; run the inner query directly");
         }
@@ -115,14 +132,14 @@ public final class StatementClassifier {
         if (depth > maxNestingDepth) {
             throw tooDeep(depth);
         }
-        JsonNode parsed = serialize(connection, sql);
+        JsonNode parsed = read(serializer.serialize(sql));
         if (parsed.path("error").asBoolean(false)) {
             String type = parsed.path("error_type").asText("");
             String message = parsed.path("error_message").asText("DuckDB could not serialise the statement");
             if (type.equals("parser")) {
                 return new Classification(sql, List.of(ClassifiedStatement.opaque(StatementKind.UNPARSED, message)));
             }
-            return new Classification(sql, List.of(explainOrOther(connection, sql, textDepth, message)));
+            return new Classification(sql, List.of(explainOrOther(connection, sql, textDepth, message, serializer)));
         }
         JsonNode statements = parsed.path("statements");
         if (!statements.isArray() || statements.isEmpty()) {
@@ -130,13 +147,14 @@ public final class StatementClassifier {
         }
         List<ClassifiedStatement> out = new ArrayList<>();
         for (JsonNode statement : statements) {
-            out.add(query(connection, statement, textDepth));
+            out.add(query(connection, statement, textDepth, serializer));
         }
         return new Classification(sql, out);
     }
 
     /** {@code EXPLAIN [ANALYZE] <one query>}; anything else DuckDB does not serialise is OTHER. */
-    private ClassifiedStatement explainOrOther(Connection connection, String sql, int textDepth, String problem) throws SQLException {
+    private ClassifiedStatement explainOrOther(Connection connection, String sql, int textDepth, String problem, Serializer serializer)
+            throws SQLException {
         int start = SqlLexer.skipBlanks(sql, 0);
         int end = SqlLexer.wordEnd(sql, start);
         if (!sql.substring(start, end).equalsIgnoreCase("EXPLAIN")) {
@@ -149,7 +167,7 @@ public final class StatementClassifier {
             kind = StatementKind.EXPLAIN_ANALYZE;
             end = nextEnd;
         }
-        Classification explained = classify(connection, sql.substring(end), textDepth);
+        Classification explained = classify(connection, sql.substring(end), textDepth, serializer);
         if (!explained.single() || explained.statement().kind() != StatementKind.QUERY) {
             return ClassifiedStatement.opaque(StatementKind.OTHER, "EXPLAIN of something other than one query");
         }
@@ -158,7 +176,7 @@ public final class StatementClassifier {
                 Optional.of(explained), Optional.empty(), Optional.empty());
     }
 
-    private ClassifiedStatement query(Connection connection, JsonNode statement, int textDepth) throws SQLException {
+    private ClassifiedStatement query(Connection connection, JsonNode statement, int textDepth, Serializer serializer) throws SQLException {
         Walk walk = new Walk();
         walk.run(statement.path("node"));
         List<Classification> nested = new ArrayList<>();
@@ -169,7 +187,7 @@ public final class StatementClassifier {
             if (call.tableFunction() && call.name().equals(QUERY)) {
                 String text = call.stringArgument(0).orElseThrow(() -> unsupported(
                         "query() takes a string literal here, so that the statement it runs can be checked; write the statement itself, or query('<literal>')"));
-                nested.add(classify(connection, text, textDepth + 1));
+                nested.add(classify(connection, text, textDepth + 1, serializer));
             } else if (call.tableFunction() && call.name().equals(QUERY_TABLE)) {
                 String table = call.stringArgument(0).orElseThrow(() -> unsupported(
                         "query_table() takes a string literal naming one table here, so that the table can be checked; write FROM <table> instead"));
@@ -251,15 +269,17 @@ public final class StatementClassifier {
         }
     }
 
-    private JsonNode serialize(Connection connection, String sql) throws SQLException {
-        String text;
+    private static String serialize(Connection connection, String sql) throws SQLException {
         try (PreparedStatement statement = connection.prepareStatement("SELECT json_serialize_sql(?::VARCHAR)")) {
             statement.setString(1, sql);
             try (ResultSet rs = statement.executeQuery()) {
                 rs.next();
-                text = rs.getString(1);
+                return rs.getString(1);
             }
         }
+    }
+
+    private JsonNode read(String text) {
         try {
             return json.readTree(text);
         } catch (StreamConstraintsException e) {

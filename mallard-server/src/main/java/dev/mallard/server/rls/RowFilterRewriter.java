@@ -72,6 +72,10 @@ final class RowFilterRewriter {
     private final RlsClaims claims;
     private final CatalogCache catalogCache;
     private volatile CatalogSnapshot.SessionDefaults sessionDefaults;
+    /** The session's part of every cache key, made with {@link #sessionDefaults}. */
+    private volatile RewriteCache.Context context;
+    private volatile ParseTree parser;
+    private volatile JsonNode falseWhere;
     /** Parsed once per session: SQL texts the rewriter made itself, a grant's table name, a grant's filter. */
     private final Map<String, ObjectNode> templates = new ConcurrentHashMap<>();
     private final Map<String, List<String>> grantNames = new ConcurrentHashMap<>();
@@ -113,22 +117,41 @@ final class RowFilterRewriter {
      */
     String rewrite(Connection connection, String sql) throws SQLException {
         requireNonNull(sql, "sql is null");
-        if (sessionDefaults == null) {
+        ParseTree parser = parser(connection);
+        RewriteCache.Context session = context;
+        if (session == null) {
             sessionDefaults = CatalogSnapshot.SessionDefaults.read(connection);
+            session = new RewriteCache.Context(mode, claims, sessionDefaults);
+            context = session;
         }
         // Shared by the sessions of this catalog; the key holds all the rewrite depends on (see RewriteCache).
-        RewriteCache.Key key = new RewriteCache.Key(mode, claims, sessionDefaults, sql);
-        Optional<String> known = catalogCache.rewrites().find(key);
+        RewriteCache cache = catalogCache.rewrites();
+        RewriteCache.Key key = new RewriteCache.Key(session, sql);
+        Optional<String> known = cache.find(key);
         if (known.isPresent()) {
             return known.get();
         }
-        String result = rewriteNow(connection, sql);
-        catalogCache.rewrites().put(key, result);
+        JsonNode tree = parser.serialize(sql);
+        ObjectNode statement = statement(tree);
+        ObjectNode rewritten = cache.shapes() ? throughShape(connection, parser, statement) : rewritten(connection, parser, statement);
+        ((ArrayNode) tree.get("statements")).set(0, rewritten);
+        String result = parser.deserialize(tree);
+        cache.put(key, result);
         return result;
     }
 
-    private String rewriteNow(Connection connection, String sql) throws SQLException {
-        JsonNode tree = ParseTree.serialize(connection, sql);
+    /** The session's connection's parse tree calls, prepared once (a session keeps its connection). */
+    private ParseTree parser(Connection connection) {
+        ParseTree current = parser;
+        if (current == null || !current.on(connection)) {
+            current = new ParseTree(connection);
+            parser = current;
+        }
+        return current;
+    }
+
+    /** The one statement of a text's tree, or the refusal of a text that is not one SELECT. */
+    private ObjectNode statement(JsonNode tree) {
         if (tree.path("error").asBoolean(false)) {
             if (tree.path("error_type").asText("").equals("parser")) {
                 throw new MallardException(ErrorCode.USER_SQL_INVALID, tree.path("error_message").asText("the statement does not parse"));
@@ -141,11 +164,36 @@ final class RowFilterRewriter {
             throw new MallardException(ErrorCode.USER_ACCESS_DENIED, "this server is " + mode + ": send one statement per request, not "
                     + statements.size());
         }
-        ObjectNode statement = (ObjectNode) statements.get(0);
+        return (ObjectNode) statements.get(0);
+    }
+
+    /**
+     * The statement rewritten through its shape: the shape's rewrite as the cache keeps it, or made now (on the shape,
+     * so it sees no constant) and kept; then this statement's constants put back into it.
+     */
+    private ObjectNode throughShape(Connection connection, ParseTree parser, ObjectNode statement) throws SQLException {
+        Optional<StatementShape> shape = StatementShape.of(statement);
+        if (shape.isEmpty()) {
+            return rewritten(connection, parser, statement);
+        }
+        RewriteCache.Key key = new RewriteCache.Key(context, shape.get().key());
+        Optional<ObjectNode> template = catalogCache.rewrites().findShape(key);
+        ObjectNode rewritten;
+        if (template.isPresent()) {
+            rewritten = template.get().deepCopy();
+        } else {
+            rewritten = rewritten(connection, parser, shape.get().masked());
+            catalogCache.rewrites().putShape(key, rewritten.deepCopy(), rewritten.toString().length());
+        }
+        return shape.get().fill(rewritten);
+    }
+
+    /** One statement's tree rewritten, in place. */
+    private ObjectNode rewritten(Connection connection, ParseTree parser, ObjectNode statement) throws SQLException {
         known(statement, "statement", Set.of("node", "named_param_map"));
-        Pass pass = new Pass(connection, CatalogSnapshot.read(connection, claims.database(), claims.schema(), catalogCache, sessionDefaults));
+        Pass pass = new Pass(connection, parser, CatalogSnapshot.read(connection, claims.database(), claims.schema(), catalogCache, sessionDefaults));
         statement.set("node", pass.query(statement.get("node"), Scope.EMPTY, 0));
-        return ParseTree.deserialize(connection, tree);
+        return statement;
     }
 
     /** The CTE names visible at a place of a query: a bare table name among them reads the CTE, not a table. */
@@ -166,6 +214,7 @@ final class RowFilterRewriter {
     /** One statement's rewrite: the catalog as of now, and the trees made from it. */
     private final class Pass {
         private final Connection connection;
+        private final ParseTree parser;
         private final CatalogSnapshot catalog;
         /**
          * Columns a projected grant's datasource has and its projection leaves out (lower case), with the datasource:
@@ -173,8 +222,9 @@ final class RowFilterRewriter {
          */
         private final Map<String, String> hidden = new java.util.HashMap<>();
 
-        Pass(Connection connection, CatalogSnapshot catalog) {
+        Pass(Connection connection, ParseTree parser, CatalogSnapshot catalog) {
             this.connection = connection;
+            this.parser = parser;
             this.catalog = catalog;
         }
 
@@ -526,7 +576,7 @@ final class RowFilterRewriter {
         private List<String> grantName(String name) {
             JsonNode ref;
             try {
-                JsonNode tree = ParseTree.serialize(connection, "SELECT * FROM " + name);
+                JsonNode tree = parser.serialize("SELECT * FROM " + name);
                 JsonNode statements = tree.path("statements");
                 ref = statements.size() == 1 ? statements.get(0).path("node").path("from_table") : JsonNodeFactory.instance.objectNode();
             } catch (SQLException e) {
@@ -569,7 +619,7 @@ final class RowFilterRewriter {
                 return known;
             }
             String projection = grant.projection().orElseThrow();
-            JsonNode tree = ParseTree.serialize(connection, "SELECT " + projection);
+            JsonNode tree = parser.serialize("SELECT " + projection);
             JsonNode statements = tree.path("statements");
             JsonNode node = statements.size() == 1 ? statements.get(0).path("node") : JsonNodeFactory.instance.objectNode();
             boolean plain = !tree.path("error").asBoolean(false) && node.path("type").asText().equals("SELECT_NODE")
@@ -634,7 +684,7 @@ final class RowFilterRewriter {
             statement.set("node", select.deepCopy());
             statement.putArray("named_param_map");
             ArrayNode names = JsonNodeFactory.instance.arrayNode();
-            try (java.sql.PreparedStatement prepared = connection.prepareStatement(ParseTree.deserialize(connection, tree))) {
+            try (java.sql.PreparedStatement prepared = connection.prepareStatement(parser.deserialize(tree))) {
                 java.sql.ResultSetMetaData meta = prepared.getMetaData();
                 for (int i = 1; i <= meta.getColumnCount(); i++) {
                     names.add(meta.getColumnName(i));
@@ -658,7 +708,7 @@ final class RowFilterRewriter {
         }
 
         private JsonNode parseFilter(String filter) throws SQLException {
-            JsonNode tree = ParseTree.serialize(connection, "SELECT 1 WHERE " + filter);
+            JsonNode tree = parser.serialize("SELECT 1 WHERE " + filter);
             JsonNode statements = tree.path("statements");
             if (tree.path("error").asBoolean(false) || statements.size() != 1) {
                 throw RlsClaims.invalid("the row filter '" + filter + "' is not one SQL expression");
@@ -710,7 +760,7 @@ final class RowFilterRewriter {
         private ObjectNode fromTemplate(String from) throws SQLException {
             ObjectNode template = templates.get(from);
             if (template == null) {
-                JsonNode tree = ParseTree.serialize(connection, "SELECT * FROM " + from + " AS " + ROW_ALIAS);
+                JsonNode tree = parser.serialize("SELECT * FROM " + from + " AS " + ROW_ALIAS);
                 if (tree.path("error").asBoolean(false)) {
                     throw new MallardException(ErrorCode.SYSTEM_INTERNAL, "cannot parse the rewriter's own template: " + tree.path("error_message"));
                 }
@@ -720,13 +770,15 @@ final class RowFilterRewriter {
             return template.deepCopy();
         }
 
+        /** {@code false}, the WHERE of a table no grant names, parsed once per session. */
         private JsonNode falseExpression() throws SQLException {
-            return fromFilterText("false");
-        }
-
-        private JsonNode fromFilterText(String expression) throws SQLException {
-            JsonNode tree = ParseTree.serialize(connection, "SELECT 1 WHERE " + expression);
-            return tree.path("statements").get(0).path("node").path("where_clause").deepCopy();
+            JsonNode parsed = falseWhere;
+            if (parsed == null) {
+                JsonNode tree = parser.serialize("SELECT 1 WHERE false");
+                parsed = tree.path("statements").get(0).path("node").path("where_clause");
+                falseWhere = parsed;
+            }
+            return parsed.deepCopy();
         }
 
         /** A derived table in place of a reference: the reference's alias, column aliases and sample over the select given. */
@@ -768,7 +820,7 @@ final class RowFilterRewriter {
         }
 
         private Optional<JsonNode> select(String sql) throws SQLException {
-            JsonNode tree = ParseTree.serialize(connection, sql);
+            JsonNode tree = parser.serialize(sql);
             if (tree.path("error").asBoolean(false) || tree.path("statements").size() != 1) {
                 return Optional.empty();
             }

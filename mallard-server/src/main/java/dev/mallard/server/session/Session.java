@@ -60,6 +60,8 @@ public final class Session implements AutoCloseable {
     private volatile Optional<String> runningId = Optional.empty();
     private volatile boolean cancelRequested;
     private volatile boolean closed;
+    /** The gate's {@code json_serialize_sql}, prepared on the connection at its first use (closed with the connection). */
+    private PreparedStatement serialize;
 
     Session(String id, String username, Instant tokenExpiresAt, DuckDBConnection connection, BufferAllocator allocator,
             ScheduledExecutorService timer, Clock clock, ServedViews views, int maxPreparedStatements, boolean streamResults) {
@@ -113,6 +115,40 @@ public final class Session implements AutoCloseable {
             return sql;
         }
         return sql(connection -> security.get().admit(connection, sql));
+    }
+
+    /**
+     * DuckDB's {@code json_serialize_sql} on this session's connection, prepared once: preparing it is most of what a
+     * call costs, and the gate calls it for every statement it has not seen. Call it inside {@link #sql}.
+     */
+    public dev.mallard.core.sql.StatementClassifier.Serializer serializer() {
+        return this::serialize;
+    }
+
+    private String serialize(String sql) throws SQLException {
+        if (!lock.isHeldByCurrentThread()) {
+            throw new IllegalStateException("the session's serializer runs inside Session.sql, which holds the connection");
+        }
+        if (serialize == null) {
+            serialize = connection.prepareStatement("SELECT system.main.json_serialize_sql(?::VARCHAR)");
+        }
+        try {
+            serialize.setString(1, sql);
+            try (java.sql.ResultSet rs = serialize.executeQuery()) {
+                rs.next();
+                return rs.getString(1);
+            }
+        } catch (SQLException e) {
+            // Prepared anew at the next call, whatever state the failure left the statement in.
+            PreparedStatement failed = serialize;
+            serialize = null;
+            try {
+                failed.close();
+            } catch (SQLException closing) {
+                e.addSuppressed(closing);
+            }
+            throw e;
+        }
     }
 
     /** Runs work on the connection under the session's lock. SQL errors become {@code user.sql.invalid}. */

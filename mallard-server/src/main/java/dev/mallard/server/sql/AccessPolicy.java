@@ -136,7 +136,7 @@ public final class AccessPolicy {
         if (known != null) {
             return known;
         }
-        Classification classification = session.sql(connection -> classifier.classify(connection, sql));
+        Classification classification = session.sql(connection -> classifier.classify(connection, sql, session.serializer()));
         if (sql.length() <= CACHED_TEXT_MAX) {
             if (classified.size() >= CACHED_MAX) {
                 classified.clear();

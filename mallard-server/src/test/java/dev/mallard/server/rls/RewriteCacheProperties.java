@@ -29,7 +29,7 @@ class RewriteCacheProperties {
     private static Connection connection;
     private static final CatalogCache SHARED = new CatalogCache();
     /** The same catalog with a rewrite cache too small to keep anything: every rewrite made anew. */
-    private static final CatalogCache UNCACHED = new CatalogCache(new RewriteCache(1));
+    private static final CatalogCache UNCACHED = new CatalogCache(new RewriteCache(1, false));
 
     @BeforeContainer
     static void open() throws SQLException {

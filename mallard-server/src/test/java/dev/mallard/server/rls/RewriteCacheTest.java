@@ -2,6 +2,7 @@
 package dev.mallard.server.rls;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.mallard.server.config.AccessMode;
 import java.sql.Connection;
@@ -79,7 +80,7 @@ class RewriteCacheTest {
         try (Connection database = DriverManager.getConnection("jdbc:duckdb:"); Statement setup = database.createStatement()) {
             setup.execute("CREATE TABLE t AS SELECT range AS id, range % 4 AS tenant FROM range(400)");
             CatalogCache shared = new CatalogCache();
-            CatalogCache none = new CatalogCache(new RewriteCache(1));
+            CatalogCache none = new CatalogCache(new RewriteCache(1, false));
             int clients = 8;
             List<String> texts = new ArrayList<>();
             for (int i = 0; i < 25; i++) {
@@ -116,6 +117,90 @@ class RewriteCacheTest {
                 }
             }
         }
+    }
+
+    @Test
+    void textsDifferingOnlyInTheirLiteralsShareOneShapedRewriteAndEachRunsWithItsOwnLiterals() throws SQLException {
+        try (Connection connection = DriverManager.getConnection("jdbc:duckdb:"); Statement statement = connection.createStatement()) {
+            statement.execute("CREATE TABLE t AS SELECT range AS id, range % 4 AS tenant FROM range(400)");
+            CatalogCache shared = new CatalogCache();
+            Map<String, Object> claims = Map.of(RlsClaims.TABLE, "t", RlsClaims.FILTER, "tenant = 1");
+            RowLevelSecurity session = RowLevelSecurity.of(AccessMode.RESTRICT_READ_ONLY, claims, shared).orElseThrow();
+            RowLevelSecurity unshaped = RowLevelSecurity.of(AccessMode.RESTRICT_READ_ONLY, claims,
+                    new CatalogCache(new RewriteCache(1, false))).orElseThrow();
+            String first = "SELECT id, 'first' AS tag FROM t WHERE id = 5";
+            String second = "SELECT id, 'second, with '' a quote' AS tag FROM t WHERE id = 9";
+
+            String firstRewrite = session.admit(connection, first);
+            assertThat(shared.rewrites().size()).as("the text and its shape").isEqualTo(2);
+            String secondRewrite = session.admit(connection, second);
+
+            assertThat(shared.rewrites().size()).as("one more text, no new shape").isEqualTo(3);
+            assertThat(firstRewrite).isEqualTo(unshaped.admit(connection, first));
+            assertThat(secondRewrite).isEqualTo(unshaped.admit(connection, second));
+            assertThat(rows(statement, firstRewrite)).containsExactly("5 first");
+            assertThat(rows(statement, secondRewrite)).containsExactly("9 second, with ' a quote");
+        }
+    }
+
+    @Test
+    void aLiteralInThePlaceTheRowFilterDecidesOnKeepsItsOwnValueUnderASharedShape() throws SQLException {
+        try (Connection connection = DriverManager.getConnection("jdbc:duckdb:"); Statement statement = connection.createStatement()) {
+            statement.execute("CREATE TABLE t AS SELECT range AS id, range % 4 AS tenant FROM range(400)");
+            CatalogCache shared = new CatalogCache();
+            RowLevelSecurity session = RowLevelSecurity.of(AccessMode.RESTRICT_READ_ONLY, Map.of(RlsClaims.TABLE, "t", RlsClaims.FILTER,
+                    "tenant = 1"), shared).orElseThrow();
+
+            String own = session.admit(connection, "SELECT count(*) FROM t WHERE tenant = 1");
+            String other = session.admit(connection, "SELECT count(*) FROM t WHERE tenant = 2");
+            String either = session.admit(connection, "SELECT count(*) FROM t WHERE tenant = 2 OR tenant = 1");
+
+            assertThat(shared.rewrites().size()).as("three texts, two shapes").isEqualTo(5);
+            assertThat(rows(statement, own)).containsExactly("100");
+            assertThat(rows(statement, other)).containsExactly("0");
+            assertThat(rows(statement, either)).containsExactly("100");
+        }
+    }
+
+    @Test
+    void aFileReadersPathStaysInTheShapeSoAGrantedPathNeverAdmitsAnother() throws Exception {
+        java.nio.file.Path granted = java.nio.file.Files.createTempDirectory("rls-granted");
+        java.nio.file.Path other = java.nio.file.Files.createTempDirectory("rls-other");
+        java.nio.file.Files.writeString(granted.resolve("a.csv"), "key,value\nk1,v1\n");
+        java.nio.file.Files.writeString(other.resolve("a.csv"), "key,value\nk1,secret\n");
+        String access = "[[\"path\",\"" + granted + "/\",\"*\",\"true\"]]";
+        String admitted = "SELECT value FROM read_csv('" + granted.resolve("a.csv") + "')";
+        String refused = "SELECT value FROM read_csv('" + other.resolve("a.csv") + "')";
+        try (Connection connection = DriverManager.getConnection("jdbc:duckdb:"); Statement statement = connection.createStatement()) {
+            for (List<String> order : List.of(List.of(admitted, refused), List.of(refused, admitted))) {
+                RowLevelSecurity session = RowLevelSecurity.of(AccessMode.RESTRICTED, Map.of(RlsClaims.ACCESS, access), new CatalogCache())
+                        .orElseThrow();
+                for (String text : order) {
+                    if (text.equals(admitted)) {
+                        assertThat(rows(statement, session.admit(connection, text))).containsExactly("v1");
+                    } else {
+                        assertThatThrownBy(() -> session.admit(connection, text)).isInstanceOf(dev.mallard.core.error.MallardException.class)
+                                .hasMessageContaining("No access to read_csv('" + other.resolve("a.csv") + "')");
+                    }
+                }
+            }
+        }
+    }
+
+    /** The rows of a query, each its columns joined by a space. */
+    private static List<String> rows(Statement statement, String sql) throws SQLException {
+        List<String> rows = new ArrayList<>();
+        try (ResultSet rs = statement.executeQuery(sql)) {
+            int columns = rs.getMetaData().getColumnCount();
+            while (rs.next()) {
+                List<String> values = new ArrayList<>();
+                for (int i = 1; i <= columns; i++) {
+                    values.add(rs.getString(i));
+                }
+                rows.add(String.join(" ", values));
+            }
+        }
+        return rows;
     }
 
     private static RewriteCache.Key key(String sql) {
