@@ -70,15 +70,21 @@ final class HandlerBench implements Callable<Integer> {
         for (int i = 0; i < events.size(); i++) {
             all.add(new Message("bench", 0, i, null, events.get(i)));
         }
-        double structured = throughput(HandlerType.STRUCTURED_BATCH, all);
-        double inferred = throughput(HandlerType.INFERRED_MEM_BATCH, all);
+        double loadBefore = ProcessCpu.loadAverage();
+        Rate structured = throughput(HandlerType.STRUCTURED_BATCH, all);
+        Rate inferred = throughput(HandlerType.INFERRED_MEM_BATCH, all);
+        double loadAfter = ProcessCpu.loadAverage();
         Optional<double[]> invoke = !skipInvoke && Files.isRegularFile(jar) ? Optional.of(devInvokeSeconds()) : Optional.empty();
 
         ObjectNode result = new ObjectMapper().createObjectNode();
         result.put("batch_size", batchSize);
         result.put("messages", messages);
-        result.put("structured_msgs_per_s", Math.round(structured));
-        result.put("inferred_msgs_per_s", Math.round(inferred));
+        result.put("structured_msgs_per_s", Math.round(structured.perSecond()));
+        result.put("inferred_msgs_per_s", Math.round(inferred.perSecond()));
+        result.put("structured_cpu_us_per_msg", round(structured.cpuMicrosPerMessage()));
+        result.put("inferred_cpu_us_per_msg", round(inferred.cpuMicrosPerMessage()));
+        result.put("load_average_before", loadBefore);
+        result.put("load_average_after", loadAfter);
         invoke.ifPresent(seconds -> {
             result.put("dev_invoke_wall_s_best", round(seconds[0]));
             result.put("dev_invoke_wall_s_median", round(seconds[1]));
@@ -89,9 +95,12 @@ final class HandlerBench implements Callable<Integer> {
             return 0;
         }
         var out = spec.commandLine().getOut();
+        out.printf("load average %.2f before, %.2f after%n", loadBefore, loadAfter);
         out.printf("%-44s %14s %14s %8s%n", "measure", "value", "target", "ratio");
-        out.printf("%-44s %14.0f %14.0f %8.2f%n", "StructuredBatch msgs/s (batch " + batchSize + ")", structured, STRUCTURED_TARGET, structured / STRUCTURED_TARGET);
-        out.printf("%-44s %14.0f %14.0f %8.2f%n", "InferredMemBatch msgs/s (batch " + batchSize + ")", inferred, INFERRED_TARGET, inferred / INFERRED_TARGET);
+        out.printf("%-44s %14.0f %14.0f %8.2f%n", "StructuredBatch msgs/s (batch " + batchSize + ")", structured.perSecond(), STRUCTURED_TARGET, structured.perSecond() / STRUCTURED_TARGET);
+        out.printf("%-44s %14.2f %14s %8s%n", "StructuredBatch CPU us/msg (whole process)", structured.cpuMicrosPerMessage(), "", "");
+        out.printf("%-44s %14.0f %14.0f %8.2f%n", "InferredMemBatch msgs/s (batch " + batchSize + ")", inferred.perSecond(), INFERRED_TARGET, inferred.perSecond() / INFERRED_TARGET);
+        out.printf("%-44s %14.2f %14s %8s%n", "InferredMemBatch CPU us/msg (whole process)", inferred.cpuMicrosPerMessage(), "", "");
         if (invoke.isPresent()) {
             out.printf("%-44s %14.2f %14.2f %8.2f%n", "dev invoke 57,344 lines, wall s (best)", invoke.get()[0], INVOKE_TARGET_SECONDS, INVOKE_TARGET_SECONDS / invoke.get()[0]);
             out.printf("%-44s %14.2f %14.2f %8.2f%n", "dev invoke 57,344 lines, wall s (median)", invoke.get()[1], INVOKE_TARGET_SECONDS, INVOKE_TARGET_SECONDS / invoke.get()[1]);
@@ -108,7 +117,10 @@ final class HandlerBench implements Callable<Integer> {
         return Math.round(value * 1000) / 1000.0;
     }
 
-    private double throughput(HandlerType type, List<Message> all) throws Exception {
+    /** Messages per second of wall time, and CPU microseconds per message of the whole process (all threads). */
+    private record Rate(double perSecond, double cpuMicrosPerMessage) {}
+
+    private Rate throughput(HandlerType type, List<Message> all) throws Exception {
         try (Engine engine = Engine.inMemory()) {
             String sql;
             Optional<String> table = Optional.empty();
@@ -133,8 +145,11 @@ final class HandlerBench implements Callable<Integer> {
                 // Warm up the JIT and DuckDB's caches on a tenth of the messages before measuring.
                 runBatches(processor, all.subList(0, Math.max(batchSize, all.size() / 10)));
                 long started = System.nanoTime();
+                long cpuStarted = ProcessCpu.selfNanos();
                 runBatches(processor, all);
-                return all.size() / ((System.nanoTime() - started) / 1e9);
+                long cpu = ProcessCpu.between(cpuStarted, ProcessCpu.selfNanos());
+                double seconds = (System.nanoTime() - started) / 1e9;
+                return new Rate(all.size() / seconds, cpu < 0 ? -1 : cpu / 1e3 / all.size());
             }
         }
     }

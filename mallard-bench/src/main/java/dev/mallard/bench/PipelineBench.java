@@ -69,6 +69,10 @@ final class PipelineBench implements Callable<Integer> {
             description = "Record each measured JVM with JFR's profile settings into DIR/<contender>-<round>.jfr (slows them).")
     Path jfr;
 
+    @Option(names = "--threads", description = "DuckDB threads of the Mallard pipelines' engines, a `SET threads` command "
+            + "first (default: DuckDB's, one per core).")
+    Integer threads;
+
     @Option(names = "--json", description = "Print one JSON object instead of a table.")
     boolean json;
 
@@ -193,10 +197,10 @@ final class PipelineBench implements Callable<Integer> {
         PipelineConfigs.Kafka kafka = new PipelineConfigs.Kafka(bootstrapServers, topic, group);
         return switch (contender) {
             case BARE_CONSUMER -> List.of("bare", bootstrapServers, topic, group, count);
-            case STRUCTURED -> List.of("pipeline", write(work, name + ".yml", PipelineConfigs.structured(kafka, batchSize)).toString(), count);
-            case INFERRED -> List.of("pipeline", write(work, name + ".yml", PipelineConfigs.inferred(kafka, batchSize)).toString(), count);
+            case STRUCTURED -> List.of("pipeline", write(work, name + ".yml", PipelineConfigs.withThreads(PipelineConfigs.structured(kafka, batchSize), threads)).toString(), count);
+            case INFERRED -> List.of("pipeline", write(work, name + ".yml", PipelineConfigs.withThreads(PipelineConfigs.inferred(kafka, batchSize), threads)).toString(), count);
             case STATEFUL -> List.of("pipeline",
-                    write(work, name + ".yml", PipelineConfigs.stateful(kafka, batchSize, work.resolve(name + ".duckdb"))).toString(), count,
+                    write(work, name + ".yml", PipelineConfigs.withThreads(PipelineConfigs.stateful(kafka, batchSize, work.resolve(name + ".duckdb")), threads)).toString(), count,
                     PipelineConfigs.STATE_TOTALS_QUERY);
             case KAFKA_STREAMS -> List.of("streams", bootstrapServers, topic, group, count,
                     Files.createDirectories(work.resolve(name + "-state")).toString(), store.name());

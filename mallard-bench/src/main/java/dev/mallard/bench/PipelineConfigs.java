@@ -107,4 +107,19 @@ final class PipelineConfigs {
                     type: noop
                 """.formatted(EVENTS_COLUMNS, batchSize, stateFile.toAbsolutePath(), kafka.yaml());
     }
+
+    /** The config with {@code SET threads = N} as its first command, or unchanged when threads is null. */
+    static String withThreads(String config, Integer threads) {
+        requireNonNull(config, "config is null");
+        if (threads == null) {
+            return config;
+        }
+        if (threads < 1) {
+            throw new IllegalArgumentException("--threads must be at least 1, not " + threads);
+        }
+        String command = "  - name: DuckDB threads\n    sql: SET threads = " + threads + "\n";
+        return config.startsWith("commands:\n")
+                ? "commands:\n" + command + config.substring("commands:\n".length())
+                : "commands:\n" + command + config;
+    }
 }

@@ -47,6 +47,23 @@ class PipelineConfigsTest {
         assertThat(counts(config, 7)).isEqualTo(Map.of("New York", 4L, "Baltimore", 3L));
     }
 
+    @Test
+    void threadsOptionRunsSetThreadsBeforeTheDeclaredCommandsAndTheCountsStayTheSame() throws Exception {
+        PipelineConfig structured = read(PipelineConfigs.withThreads(PipelineConfigs.structured(KAFKA, 5000), 1));
+        assertThat(structured.commands()).extracting(PipelineConfig.Command::sql).containsExactly("SET threads = 1",
+                "CREATE TABLE events (" + PipelineConfigs.EVENTS_COLUMNS + ")");
+        assertThat(counts(structured, 11)).isEqualTo(Map.of("New York", 6L, "Baltimore", 5L));
+        PipelineConfig inferred = read(PipelineConfigs.withThreads(PipelineConfigs.inferred(KAFKA, 1000), 1));
+        assertThat(inferred.commands()).extracting(PipelineConfig.Command::sql).containsExactly("SET threads = 1");
+        assertThat(counts(inferred, 10)).isEqualTo(Map.of("New York", 5L, "Baltimore", 5L));
+    }
+
+    @Test
+    void withoutTheThreadsOptionTheConfigIsUnchanged() {
+        String structured = PipelineConfigs.structured(KAFKA, 5000);
+        assertThat(PipelineConfigs.withThreads(structured, null)).isEqualTo(structured);
+    }
+
     private static PipelineConfig read(String yaml) {
         return new PipelineConfigReader(ENVIRONMENT).read("bench.yml", yaml).orThrow();
     }
