@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.ResultSet;
@@ -23,6 +24,8 @@ import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
 import net.jqwik.api.Tuple;
+import net.jqwik.api.lifecycle.AfterContainer;
+import net.jqwik.api.lifecycle.BeforeContainer;
 import org.duckdb.DuckDBConnection;
 
 /**
@@ -56,6 +59,35 @@ class AttachedSourcesEqualTheirQueryTest {
     private static final List<String> OVER_MAIN = List.of("SELECT k, sum(z) AS sz, count(*) AS n FROM b GROUP BY k",
             "SELECT k, z, t FROM b WHERE z > 0");
 
+    /** The two files every try starts from (their tables and rows, the views' catalog), made once and copied. */
+    private static Path template;
+
+    @BeforeContainer
+    static void makeTheFiles() throws IOException {
+        template = Files.createTempDirectory("mallard-detach-template");
+        try (DuckDBConnection connection = DuckDb.open("jdbc:duckdb:" + template.resolve("main.duckdb"))) {
+            DuckDb.run(connection, "ATTACH '" + template.resolve("o.duckdb") + "' AS o",
+                    "CREATE TABLE o.main.a (k INTEGER, x INTEGER, s VARCHAR)",
+                    "INSERT INTO o.main.a VALUES (1, 1, 'p'), (2, -1, NULL), (1, 3, 'q')",
+                    "CREATE TABLE b (k INTEGER, z INTEGER, t VARCHAR)", "INSERT INTO b VALUES (1, 2, 'p'), (3, -2, 'q')");
+            MaterializedViews.attach(connection).close();
+            DuckDb.run(connection, "DETACH o");
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @AfterContainer
+    static void removeTheFiles() throws IOException {
+        delete(template);
+    }
+
+    private static void delete(Path dir) throws IOException {
+        try (Stream<Path> files = Files.walk(dir)) {
+            files.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+        }
+    }
+
     @Property
     void viewsOverAnAttachedDatabaseDetachedAndAttachedAgainEqualTheirQuery(@ForAll("shapes") List<String> queries,
             @ForAll("steps") List<Step> steps) throws Exception {
@@ -78,9 +110,7 @@ class AttachedSourcesEqualTheirQueryTest {
             assertThat(world.frontRows("SELECT view, differing_rows FROM dbsp_check() WHERE differing_rows <> 0"))
                     .as("views dbsp_check() found differing").isEmpty();
         } finally {
-            try (Stream<Path> files = Files.walk(dir)) {
-                files.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
-            }
+            delete(dir);
         }
     }
 
@@ -155,13 +185,14 @@ class AttachedSourcesEqualTheirQueryTest {
         /** The rows of each view that reads o, as they were when o was detached. */
         private final Map<String, List<String>> atDetach = new HashMap<>();
 
-        World(Path dir) {
+        World(Path dir) throws IOException {
+            for (String file : List.of("main.duckdb", "o.duckdb")) {
+                Files.copy(template.resolve(file), dir.resolve(file));
+            }
             url = "jdbc:duckdb:" + dir.resolve("main.duckdb");
             other = dir.resolve("o.duckdb").toString();
             connection = DuckDb.open(url);
-            DuckDb.run(connection, "ATTACH '" + other + "' AS o", "CREATE TABLE o.main.a (k INTEGER, x INTEGER, s VARCHAR)",
-                    "INSERT INTO o.main.a VALUES (1, 1, 'p'), (2, -1, NULL), (1, 3, 'q')",
-                    "CREATE TABLE b (k INTEGER, z INTEGER, t VARCHAR)", "INSERT INTO b VALUES (1, 2, 'p'), (3, -2, 'q')");
+            DuckDb.run(connection, "ATTACH '" + other + "' AS o");
             views = MaterializedViews.attach(connection);
             front = new ViewSql(views);
         }
