@@ -144,8 +144,8 @@ class AttachedSourcesEqualTheirQueryTest {
                 .list().ofMinSize(1).ofMaxSize(2), mode).as((sql, m) -> new Step(Step.Kind.WRITE_A, sql, m));
         Arbitrary<Step> writeB = Combinators.combine(Arbitraries.frequencyOf(Tuple.of(3, insert), Tuple.of(2, changeB))
                 .list().ofMinSize(1).ofMaxSize(2), mode).as((sql, m) -> new Step(Step.Kind.WRITE_B, sql, m));
-        Arbitrary<Step> other = Arbitraries.frequency(Tuple.of(3, Step.Kind.DETACH), Tuple.of(1, Step.Kind.DETACH_BEHIND),
-                Tuple.of(3, Step.Kind.ATTACH), Tuple.of(1, Step.Kind.ATTACH_BEHIND), Tuple.of(1, Step.Kind.SYNC),
+        Arbitrary<Step> other = Arbitraries.frequency(Tuple.of(2, Step.Kind.DETACH), Tuple.of(2, Step.Kind.DETACH_BEHIND),
+                Tuple.of(2, Step.Kind.ATTACH), Tuple.of(2, Step.Kind.ATTACH_BEHIND), Tuple.of(1, Step.Kind.SYNC),
                 Tuple.of(1, Step.Kind.REOPEN)).map(kind -> new Step(kind, List.of(), Step.Mode.AUTO_COMMIT));
         return Arbitraries.frequencyOf(Tuple.of(3, writeA), Tuple.of(4, writeB), Tuple.of(4, other)).list().ofMinSize(3).ofMaxSize(12);
     }
