@@ -324,13 +324,14 @@ public final class MaterializedViews implements AutoCloseable {
 
     /**
      * Whether the tokens of a statement name a view that a sync moves (not one merged on read, which shows every
-     * commit by itself): such a read runs a sync first, so it sees what a raw DuckDB writer committed.
+     * commit by itself), or a broken one: such a read runs a sync first, so it sees what a raw DuckDB writer committed,
+     * and a view whose database was attached again behind the views comes back (rebuilt) before it is read.
      */
     boolean readsTableView(List<SqlTokens.Token> tokens) {
         for (SqlTokens.Token token : tokens) {
             if (token.isName()) {
                 MaintainedView view = views.get(key(token.value()));
-                if (view != null && !view.merged() && view.immediate().isEmpty()) {
+                if (view != null && !view.merged() && view.immediate().isEmpty() || broken.containsKey(key(token.value()))) {
                     return true;
                 }
             }
@@ -1526,10 +1527,13 @@ public final class MaterializedViews implements AutoCloseable {
         }
     }
 
-    /** Syncs, then reads the view on the attached connection; closing the result closes its statement. */
+    /**
+     * Syncs, then reads the view on the attached connection; closing the result closes its statement. The view is looked
+     * up after the sync, which may have broken it (its database detached) or brought it back (attached again).
+     */
     public ResultSet query(String name) {
-        MaintainedView view = maintained(name);
         syncAfterWrite();
+        MaintainedView view = maintained(name);
         try {
             Statement statement = user.createStatement();
             statement.closeOnCompletion();

@@ -358,8 +358,9 @@ final class ViewCalls {
             }
             case "dbsp_query" -> {
                 String view = arguments(function, name, 1).get(0);
-                views.definition(view);
+                // After the sync, which may have broken the view (its database detached) or brought it back.
                 views.syncAfterWrite();
+                views.definition(view);
                 return "SELECT * FROM " + SqlText.identifier(view);
             }
             case "dbsp_check" -> {

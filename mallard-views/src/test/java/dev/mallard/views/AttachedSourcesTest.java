@@ -196,4 +196,49 @@ class AttachedSourcesTest {
         }
         assertThat(DuckDb.difference(connection, "local", "SELECT city, amount FROM sales")).isZero();
     }
+
+    @Test
+    void aViewWhoseDatabaseIsDetachedBehindTheViewsIsBrokenAtItsFirstQuery() {
+        views.createView("totals", TOTALS);
+        DuckDb.run(connection, "DETACH o");
+        assertThatThrownBy(() -> views.query("totals").close()).isInstanceOfSatisfying(MallardException.class,
+                e -> assertThat(e.errorCode()).isEqualTo(ErrorCode.USER_VIEW_BROKEN));
+    }
+
+    @Test
+    void aViewWhoseDatabaseIsDetachedBehindTheViewsIsBrokenAtItsFirstDbspQuery() {
+        views.createView("totals", TOTALS);
+        DuckDb.run(connection, "DETACH o");
+        assertThatThrownBy(() -> new ViewSql(views).execute("SELECT * FROM dbsp_query('totals')").close())
+                .isInstanceOfSatisfying(MallardException.class, e -> assertThat(e.errorCode()).isEqualTo(ErrorCode.USER_VIEW_BROKEN));
+    }
+
+    @Test
+    void aViewWhoseDatabaseIsAttachedAgainBehindTheFrontDoorIsRightAtItsFirstRead() throws Exception {
+        views.createView("totals", TOTALS);
+        ViewSql front = new ViewSql(views);
+        front.execute("DETACH o").close();
+        front.execute("INSERT INTO cities VALUES ('Lund', 'north')").close();
+        DuckDb.run(connection, "ATTACH '" + other + "' AS o",
+                "INSERT INTO o.main.sales VALUES ('Lund', 6)");
+        try (ViewSql.Result result = front.execute("SELECT * FROM totals")) {
+            assertThat(DuckDb.rows(result.rows().orElseThrow())).as("a read through the front door")
+                    .isEqualTo(DuckDb.rows(connection, TOTALS));
+        }
+        try (java.sql.ResultSet rows = views.query("totals")) {
+            assertThat(DuckDb.rows(rows)).isEqualTo(DuckDb.rows(connection, TOTALS)).contains("Lund|6|1|north");
+        }
+    }
+
+    @Test
+    void aViewWhoseDatabaseIsAttachedAgainBehindTheViewsAnswersItsFirstQuery() throws Exception {
+        views.createView("totals", TOTALS);
+        DuckDb.run(connection, "DETACH o");
+        views.sync();
+        DuckDb.run(connection, "INSERT INTO cities VALUES ('Lund', 'north')", "ATTACH '" + other + "' AS o",
+                "INSERT INTO o.main.sales VALUES ('Lund', 6)");
+        try (java.sql.ResultSet rows = views.query("totals")) {
+            assertThat(DuckDb.rows(rows)).isEqualTo(DuckDb.rows(connection, TOTALS)).contains("Lund|6|1|north");
+        }
+    }
 }

@@ -48,20 +48,25 @@ final class DuckDb {
     /** Rows as strings "a|b|c", sorted, so two bags compare with equals. */
     static List<String> rows(java.sql.Connection connection, String sql) {
         try (Statement statement = connection.createStatement(); ResultSet rows = statement.executeQuery(sql)) {
-            List<String> out = new ArrayList<>();
-            int n = rows.getMetaData().getColumnCount();
-            while (rows.next()) {
-                StringBuilder row = new StringBuilder();
-                for (int i = 1; i <= n; i++) {
-                    row.append(i > 1 ? "|" : "").append(rows.getString(i));
-                }
-                out.add(row.toString());
-            }
-            out.sort(null);
-            return out;
+            return rows(rows);
         } catch (SQLException e) {
             throw new IllegalStateException(e.getMessage(), e);
         }
+    }
+
+    /** The rows of a result as strings "a|b|c", sorted (the caller closes it). */
+    static List<String> rows(ResultSet rows) throws SQLException {
+        List<String> out = new ArrayList<>();
+        int n = rows.getMetaData().getColumnCount();
+        while (rows.next()) {
+            StringBuilder row = new StringBuilder();
+            for (int i = 1; i <= n; i++) {
+                row.append(i > 1 ? "|" : "").append(rows.getString(i));
+            }
+            out.add(row.toString());
+        }
+        out.sort(null);
+        return out;
     }
 
     /** How many rows differ between the view and its query, both ways, as bags (EXCEPT ALL). */
