@@ -69,6 +69,8 @@ public final class MaterializedViews implements AutoCloseable {
     private final AttachedCapture attachedCapture;
     private final Map<String, MaintainedView> views = new LinkedHashMap<>();
     private final Map<String, String> broken = new LinkedHashMap<>();
+    /** The broken views whose reason says how they come back by themselves (their database attached again), by key. */
+    private final Set<String> brokenUntilAttached = new HashSet<>();
     private long generation = -1;
     /**
      * The statements every sync runs with the same text, prepared once: the polls (per set of tracked tables), a merged
@@ -946,6 +948,7 @@ public final class MaterializedViews implements AutoCloseable {
         generation = bump();
         views.remove(key(name));
         broken.remove(key(name));
+        brokenUntilAttached.remove(key(name));
         stopUnusedCapture();
     }
 
@@ -1696,6 +1699,7 @@ public final class MaterializedViews implements AutoCloseable {
         Set<String> wasBroken = Set.copyOf(broken.keySet());
         views.clear();
         broken.clear();
+        brokenUntilAttached.clear();
         pendingBound = -1;
         generation = registry.generation();
         databases = attachedDatabases();
@@ -1723,8 +1727,14 @@ public final class MaterializedViews implements AutoCloseable {
                         new ViewTable(entry.name(), columns), merged, immediate));
             } catch (MallardException e) {
                 broken.put(key(entry.name()), e.getMessage());
-                LOG.warn("materialized view cannot be maintained view={} reason=\"{}\" fix=\"DROP MATERIALIZED VIEW {} and create it again\"",
-                        entry.name(), e.getMessage(), entry.name());
+                if (e instanceof ViewCompiler.DetachedDatabase) {
+                    // The reason says what brings it back: ATTACH the database again.
+                    brokenUntilAttached.add(key(entry.name()));
+                    LOG.warn("materialized view cannot be maintained view={} reason=\"{}\"", entry.name(), e.getMessage());
+                } else {
+                    LOG.warn("materialized view cannot be maintained view={} reason=\"{}\" fix=\"DROP MATERIALIZED VIEW {} and create it again\"",
+                            entry.name(), e.getMessage(), entry.name());
+                }
             }
         }
         for (String name : wasBroken) {
@@ -1777,7 +1787,7 @@ public final class MaterializedViews implements AutoCloseable {
         }
         if (broken.containsKey(key(name))) {
             throw new MallardException(ErrorCode.USER_VIEW_BROKEN, broken.get(key(name))
-                    + "; DROP MATERIALIZED VIEW " + name + " and create it again");
+                    + (brokenUntilAttached.contains(key(name)) ? "" : "; DROP MATERIALIZED VIEW " + name + " and create it again"));
         }
         throw new MallardException(ErrorCode.USER_VIEW_NOT_FOUND, "no materialized view named " + name
                 + "; list them with SELECT name FROM mallard_views.views");

@@ -1336,7 +1336,7 @@ final class ViewCompiler {
             String database = table.path("catalog_name").asText("");
             String schema = table.path("schema_name").asText("");
             if (!database.isEmpty() && !catalog.databaseExists(database)) {
-                throw new MallardException(ErrorCode.USER_VIEW_BROKEN, "materialized view " + view + " reads " + database
+                throw new DetachedDatabase("materialized view " + view + " reads " + database
                         + "." + schema + "." + written + " but no database " + database + " is attached; ATTACH it AS "
                         + database + " (the view comes back at the next sync)");
             }
@@ -1688,5 +1688,12 @@ final class ViewCompiler {
 
     private static boolean present(JsonNode node) {
         return !node.isMissingNode() && !node.isNull();
+    }
+
+    /** A view reads a table of a database that is not attached: broken until it is attached again, nothing to drop. */
+    static final class DetachedDatabase extends MallardException {
+        DetachedDatabase(String message) {
+            super(ErrorCode.USER_VIEW_BROKEN, message);
+        }
     }
 }

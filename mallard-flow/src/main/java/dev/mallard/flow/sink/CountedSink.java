@@ -3,26 +3,21 @@ package dev.mallard.flow.sink;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.mallard.flow.source.Source.Partition;
-import dev.mallard.flow.state.PipelineIdentity;
-import java.util.Map;
-
 /**
  * A sink whose rows are counted: those handed to it when written, those delivered when its flush returns (the
  * {@code sink_rows_accepted} and {@code sink_rows_written} of a window's or the dead-letter sink).
  */
-public final class CountedSink implements Sink {
+public final class CountedSink extends ForwardingSink {
     /** Told the rows of each write, then of each flush that returned. */
     public interface Rows {
         void counted(long accepted, long written);
     }
 
-    private final Sink sink;
     private final Rows rows;
     private long unflushed;
 
     public CountedSink(Sink sink, Rows rows) {
-        this.sink = requireNonNull(sink, "sink is null");
+        super(sink);
         this.rows = requireNonNull(rows, "rows is null");
     }
 
@@ -41,20 +36,5 @@ public final class CountedSink implements Sink {
         if (delivered > 0) {
             rows.counted(0, delivered);
         }
-    }
-
-    @Override
-    public void positions(PipelineIdentity pipeline, Map<Partition, Long> nextOffsets) {
-        sink.positions(pipeline, nextOffsets);
-    }
-
-    @Override
-    public Map<Partition, Long> committedPositions(PipelineIdentity pipeline) {
-        return sink.committedPositions(pipeline);
-    }
-
-    @Override
-    public void close() {
-        sink.close();
     }
 }

@@ -7,10 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.mallard.core.error.ErrorCode;
 import dev.mallard.core.error.MallardException;
 import dev.mallard.core.retry.Backoff;
-import dev.mallard.flow.source.Source.Partition;
-import dev.mallard.flow.state.PipelineIdentity;
 import java.time.Duration;
-import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,7 +20,7 @@ import org.slf4j.LoggerFactory;
  * retried: trying again would fail the same way. Each try writes the whole batch again (the result table
  * outlives the attempt) and flushes it.
  */
-public final class RetryingSink implements Sink {
+public final class RetryingSink extends ForwardingSink {
     private static final Logger LOG = LoggerFactory.getLogger(RetryingSink.class);
 
     /**
@@ -53,14 +50,13 @@ public final class RetryingSink implements Sink {
         void retried();
     }
 
-    private final Sink sink;
     private final Ladder ladder;
     private final RetryListener listener;
     private ResultTable pending;
     private volatile boolean retrying;
 
     public RetryingSink(Sink sink, Ladder ladder, RetryListener listener) {
-        this.sink = requireNonNull(sink, "sink is null");
+        super(sink);
         this.ladder = requireNonNull(ladder, "ladder is null");
         this.listener = requireNonNull(listener, "listener is null");
     }
@@ -108,16 +104,6 @@ public final class RetryingSink implements Sink {
         }
     }
 
-    @Override
-    public void positions(PipelineIdentity pipeline, Map<Partition, Long> nextOffsets) {
-        sink.positions(pipeline, nextOffsets);
-    }
-
-    @Override
-    public Map<Partition, Long> committedPositions(PipelineIdentity pipeline) {
-        return sink.committedPositions(pipeline);
-    }
-
     /** True while the sink's service is not answering and a flush is being retried. Read from other threads (/healthz). */
     public boolean unreachable() {
         return retrying;
@@ -130,10 +116,5 @@ public final class RetryingSink implements Sink {
             Thread.currentThread().interrupt();
             throw new MallardException(ErrorCode.SYSTEM_SINK_UNREACHABLE, "interrupted while waiting to retry the sink");
         }
-    }
-
-    @Override
-    public void close() {
-        sink.close();
     }
 }
