@@ -45,14 +45,7 @@ class DazzleDuckHttpIngestionIT {
     @BeforeAll
     static void start() throws Exception {
         ingestion = Files.createDirectories(warehouse.resolve("ingestion"));
-        server = MallardServer.start(new dev.mallard.server.config.ServerConfigReader(dev.mallard.core.config.ConfigEnvironment.from(Map.of()),
-                Map.of("DD_TEST_PASSWORD", TestServers.PASSWORD)).read(Optional.empty(), List.of(
-                "dazzleduck_server.http.host=127.0.0.1", "dazzleduck_server.http.port=0", "dazzleduck_server.flight_sql.port=0",
-                "dazzleduck_server.flight_sql.use_encryption=false", "dazzleduck_server.warehouse=\"" + warehouse + "\"",
-                "dazzleduck_server.users=[{username=" + TestServers.USER + ", password=${DD_TEST_PASSWORD}, groups=[admin]}]",
-                "dazzleduck_server.ingestion_task_factory_provider.class=io.dazzleduck.sql.commons.ingestion.NOOPIngestionTaskFactoryProvider",
-                "dazzleduck_server.ingestion_task_factory_provider.ingestion_path=\"" + ingestion + "\"",
-                "dazzleduck_server.ingestion.max_delay_ms=500")));
+        server = TestServers.dazzleDuckIngestionServer(warehouse, ingestion);
         client = new DazzleDuckHttpClient(server.httpPort());
     }
 

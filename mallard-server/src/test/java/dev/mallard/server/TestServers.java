@@ -74,4 +74,19 @@ final class TestServers {
     static String jdbcUrl(MallardServer server) {
         return "jdbc:arrow-flight-sql://127.0.0.1:" + server.flightPort() + "/?useEncryption=false";
     }
+
+    /**
+     * A server started from DazzleDuck's HOCON keys, as its HTTP tests configure it: loopback listeners on free ports,
+     * the test user in group admin, ingestion files under {@code ingestion} flushed every 500 ms.
+     */
+    static MallardServer dazzleDuckIngestionServer(Path warehouse, Path ingestion) {
+        return MallardServer.start(new dev.mallard.server.config.ServerConfigReader(dev.mallard.core.config.ConfigEnvironment.from(java.util.Map.of()),
+                java.util.Map.of("DD_TEST_PASSWORD", PASSWORD)).read(Optional.empty(), List.of(
+                "dazzleduck_server.http.host=127.0.0.1", "dazzleduck_server.http.port=0", "dazzleduck_server.flight_sql.port=0",
+                "dazzleduck_server.flight_sql.use_encryption=false", "dazzleduck_server.warehouse=\"" + warehouse + "\"",
+                "dazzleduck_server.users=[{username=" + USER + ", password=${DD_TEST_PASSWORD}, groups=[admin]}]",
+                "dazzleduck_server.ingestion_task_factory_provider.class=io.dazzleduck.sql.commons.ingestion.NOOPIngestionTaskFactoryProvider",
+                "dazzleduck_server.ingestion_task_factory_provider.ingestion_path=\"" + ingestion + "\"",
+                "dazzleduck_server.ingestion.max_delay_ms=500")));
+    }
 }
